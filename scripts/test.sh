@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Set up and run every check: ruff and mypy once, then the test suite on CPython 3.11, 3.12 and
+# 3.13 (the agent's frames and threading differ between them). Each Python gets its own venv in
+# .venvs/. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {  # find_python 3.12 -> path of a CPython 3.12 interpreter
+    local version=$1 candidate
+    for candidate in "python$version" "$HOME"/.pyenv/versions/"$version".*/bin/python /root/.pyenv/versions/"$version".*/bin/python; do
+        if command -v "$candidate" >/dev/null 2>&1; then command -v "$candidate"; return 0; fi
+        if [ -x "$candidate" ]; then echo "$candidate"; return 0; fi
+    done
+    return 1
+}
+
+versions=${HAWKWATCH_TEST_PYTHONS:-"3.11 3.12 3.13"}
+first=1
+for version in $versions; do
+    python=$(find_python "$version") || { echo "test.sh: CPython $version not found (pyenv install $version)" >&2; exit 1; }
+    venv=.venvs/py$version
+    echo "=== CPython $version ($python)"
+    [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+    if [ $first = 1 ]; then
+        "$venv/bin/ruff" check src tests benchmarks examples
+        "$venv/bin/mypy"
+        first=0
+    fi
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
+done
+echo "all checks passed on CPython $versions"

@@ -1,0 +1,5 @@
+"""``python -m hawkwatch`` is the ``hawkwatch`` command."""
+
+from hawkwatch.cli import console_main
+
+console_main()

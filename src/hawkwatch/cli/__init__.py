@@ -1,0 +1,81 @@
+"""The ``hawkwatch`` command: one module per subcommand, each a thin layer over the library.
+
+A subcommand module has ``NAME``, ``HELP``, ``configure(parser)`` and ``run(args) -> int``; it
+parses and checks its arguments, calls one library function and hands the result to a renderer.
+``main`` maps ``HawkwatchError`` to one line on stderr and the error's exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from types import ModuleType
+from typing import Final
+
+from hawkwatch._version import __version__
+from hawkwatch.errors import HawkwatchError
+
+# Subcommand modules, in the order ``--help`` lists them; imported only when chosen.
+COMMANDS: Final = (
+    ("sessions", "hawkwatch.cli.sessions", "list the recorded sessions"),
+    ("records", "hawkwatch.cli.records", "print a session's raw records"),
+    ("debug", "hawkwatch.cli.debug", "tools for looking inside hawkwatch's files"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hawkwatch", description="Application performance monitoring for Python."
+    )
+    parser.add_argument("--version", action="version", version=f"hawkwatch {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name, help_text in COMMANDS:
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        sub.set_defaults(_module=module_name)
+        _load(module_name).configure(sub)
+    return parser
+
+
+def _load(module_name: str) -> ModuleType:
+    return importlib.import_module(module_name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_module", None):
+        parser.print_help(sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=(logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)],
+        format="hawkwatch: %(message)s",
+    )
+    try:
+        code: int = _load(args._module).run(args)
+    except HawkwatchError as exc:
+        print(f"hawkwatch: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"hawkwatch: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with --debug for details)",
+            file=sys.stderr,
+        )
+        return 1
+    return code
+
+
+def console_main() -> None:
+    """Entry point of the ``hawkwatch`` console script."""
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Readers and writers of external formats; each format has one owner module."""

@@ -1,0 +1,36 @@
+"""Names of the record collections, defined once.
+
+MTHawkeye's names are reused where the meaning matches (``formats/hawkeye.md`` §4); hawkwatch's
+own additions use new names. Value shapes are documented in ``docs/collections.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Written by MTHawkeye and by hawkwatch with the same meaning.
+LAUNCH_TIME: Final = "launch-time"
+RESIDENT_FOOTPRINT: Final = "r-mem"
+AVAILABLE_MEMORY: Final = "avl-mem"
+CPU: Final = "cpu"
+THREADS_COUNT: Final = "threads-count"
+APP_LAUNCH: Final = "app-launch"
+CUSTOM_TIME_EVENT: Final = "custom-time-event"
+
+# Written by MTHawkeye only (read by reports of iOS sessions).
+FPS: Final = "fps"
+GL_FPS: Final = "gl-fps"
+ANR: Final = "anr"
+CPU_HIGHLOAD: Final = "cpu-highload"
+CPU_HIGHLOAD_STACKFRAME: Final = "cpu-highload-stackframe"
+
+# hawkwatch's own additions.
+MEMORY_RESIDENT: Final = "mem"
+GC_PAUSE: Final = "gc-pause"
+IMPORT_TIME: Final = "import-time"
+CUSTOM_SPAN: Final = "custom-span"
+EXIT_STATE: Final = "exit-state"
+HAWKWATCH_ERROR: Final = "hawkwatch-error"
+
+#: The series sampled by the resources monitor, in report order.
+RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)

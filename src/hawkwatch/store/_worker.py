@@ -1,0 +1,122 @@
+"""The store's one background thread: flushes appenders and writes queued records.
+
+Every request goes through a ``queue.SimpleQueue``, whose ``put`` never blocks and may be called
+from ``gc`` callbacks, finalizers and signal handlers. The thread starts on first use, wakes at
+least every 15 minutes to flush every open appender (MTAppenderFile's timer), and is replaced in
+a forked child, where the parent's appenders are detached rather than written twice.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from hawkwatch.store.appender import AppenderFile
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_S: Final = 15 * 60.0
+DRAIN_TIMEOUT_S: Final = 5.0
+
+# A request: (action, appender, payload).
+_Request = tuple[str, "AppenderFile | None", object]
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.queue: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self.appenders: weakref.WeakSet[AppenderFile] = weakref.WeakSet()
+        self.thread: threading.Thread | None = None
+        self.start_lock = threading.Lock()
+
+    def ensure_running(self) -> None:
+        if self.thread is not None:
+            return
+        with self.start_lock:
+            if self.thread is None:
+                thread = threading.Thread(target=self._run, name="hawkwatch-store", daemon=True)
+                thread.start()
+                self.thread = thread
+
+    def _run(self) -> None:
+        while True:
+            try:
+                action, appender, payload = self.queue.get(timeout=FLUSH_INTERVAL_S)
+            except queue.Empty:
+                for each in list(self.appenders):
+                    _guarded(each.flush)
+                continue
+            if action == "append" and appender is not None:
+                _guarded(appender.append_encoded, payload)
+            elif action == "flush" and appender is not None:
+                _guarded(appender.flush)
+            elif action == "drain" and isinstance(payload, threading.Event):
+                payload.set()
+
+
+def _guarded(call: Callable[..., object], *args: object) -> None:
+    try:
+        call(*args)
+    except Exception:  # the store's own firewall: a failed write must not kill the thread
+        log.exception("hawkwatch store: background write failed")
+
+
+_state = _Worker()
+
+
+def register(appender: AppenderFile) -> None:
+    """Track an open appender for the periodic flush."""
+    _state.appenders.add(appender)
+
+
+def unregister(appender: AppenderFile) -> None:
+    _state.appenders.discard(appender)
+
+
+def request_flush(appender: AppenderFile) -> None:
+    """Ask the background thread to flush ``appender``; never blocks."""
+    _state.ensure_running()
+    _state.queue.put(("flush", appender, None))
+
+
+def submit_append(appender: AppenderFile, data: bytes) -> None:
+    """Queue an encoded line for ``appender``; never blocks, safe from callbacks."""
+    _state.ensure_running()
+    _state.queue.put(("append", appender, data))
+
+
+def drain(timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
+    """Wait until everything queued before this call has been written. False on timeout."""
+    if _state.thread is None:
+        return True
+    if threading.current_thread() is _state.thread:
+        return False
+    done = threading.Event()
+    _state.queue.put(("drain", None, done))
+    return done.wait(timeout_s)
+
+
+def _flush_all_at_exit() -> None:
+    drain()
+    for appender in list(_state.appenders):
+        _guarded(appender.flush)
+
+
+def _after_fork_in_child() -> None:
+    global _state
+    inherited = list(_state.appenders)
+    _state = _Worker()
+    for appender in inherited:
+        appender._detach_after_fork()
+
+
+atexit.register(_flush_all_at_exit)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,236 @@
+"""RecordStore: MTHawkeye's ``records`` file of ``collection,key,value`` lines.
+
+Layout (``formats/hawkeye.md`` §3): an AppenderFile named ``records``; a new file starts with the
+lines ``collection,key,value`` and ``launch-time,<t>,<t>`` (process start, Unix seconds); then one
+record per line, split by readers at the first two commas, so values may hold commas.
+
+Value escaping (hawkwatch's rule; MTHawkeye has none and forbids line breaks). A value that
+contains a line break MTHawkeye's reader would split at (LF, CR, U+0085, U+2028, U+2029) or NUL, or
+that begins with U+001F (the ASCII unit separator, invisible in a terminal), is stored as U+001F
+followed by the value with ``\\`` → ``\\\\``,
+LF → ``\\n``, CR → ``\\r``, NUL → ``\\0``, U+0085 → ``\\x85``, U+2028 → ``\\u2028``, U+2029 →
+``\\u2029``. Every other value is stored byte for byte, so MTHawkeye sees one line per record and
+JSON values stay JSON; hawkwatch's reader restores escaped values exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from hawkwatch.model import Record, Skipped
+from hawkwatch.model.collections import LAUNCH_TIME
+from hawkwatch.store import _worker
+from hawkwatch.store._process import process_start_time
+from hawkwatch.store.appender import END_MARKER, MAX_LINE_BYTES, AppenderFile, read_appender
+
+RECORDS_NAME: Final = "records"
+HEADER: Final = "collection,key,value"
+ESCAPE_PREFIX: Final = "\x1f"  # not printable, so the fast path needs no extra check
+
+_BREAKS = "\n\r\x00\x85\u2028\u2029"
+_FORBIDDEN_IN_NAME = re.compile(f"[,{_BREAKS}]")
+_NEEDS_ESCAPE = re.compile(f"[{_BREAKS}]")
+_ESCAPES = {
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\x00": "\\0",
+    "\x85": "\\x85",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_ESCAPE_TABLE = str.maketrans(_ESCAPES)
+_checked_collections: set[str] = set()  # collections are few; checking each once is enough
+_MAX_ENCODED_BYTES: Final = MAX_LINE_BYTES + 1 + len(END_MARKER)
+_UNESCAPE = {v: k for k, v in _ESCAPES.items()}
+_ESCAPE_SEQUENCE = re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)")
+_BAD_ESCAPE = re.compile(r"\\(?!\\|n|r|0|x85|u2028|u2029)")
+
+
+def escape_value(value: str) -> str:
+    """The on-disk form of ``value`` (identity unless it holds a line break or the prefix)."""
+    if _NEEDS_ESCAPE.search(value) is None and not value.startswith(ESCAPE_PREFIX):
+        return value
+    return ESCAPE_PREFIX + value.translate(_ESCAPE_TABLE)
+
+
+def unescape_value(stored: str) -> str:
+    """Invert ``escape_value``; ``ValueError`` for an escape sequence hawkwatch never writes."""
+    if not stored.startswith(ESCAPE_PREFIX):
+        return stored
+    body = stored[len(ESCAPE_PREFIX) :]
+    if _BAD_ESCAPE.search(body.replace("\\\\", "")):
+        raise ValueError("unknown escape sequence in an escaped value")
+    return _ESCAPE_SEQUENCE.sub(lambda m: _UNESCAPE[m.group()], body)
+
+
+def encode_record(collection: str, key: str, value: str) -> bytes:
+    """One record as the appender stores it: the line, LF and the end marker.
+
+    ``ValueError`` names the field when the collection or key is empty or holds a comma or a line
+    break, and when the line would exceed MTHawkeye's 16,254-byte line limit.
+    """
+    # Fast path first: isprintable() is False for every line break, NUL and other controls.
+    if collection not in _checked_collections:
+        _check_name("collection", collection)
+        if len(_checked_collections) < 1024:
+            _checked_collections.add(collection)
+    if not key or not key.isprintable() or "," in key:
+        _check_name("key", key)
+    if not value.isprintable() or value.startswith(ESCAPE_PREFIX):
+        value = escape_value(value)
+    try:
+        data = f"{collection},{key},{value}\n\x00\x00\x00\r".encode()
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"record {collection},{key}: not encodable as UTF-8") from exc
+    if len(data) > _MAX_ENCODED_BYTES:
+        raise ValueError(
+            f"record {collection},{key}: {len(data) - 5:,} bytes; a record may take at most "
+            f"{MAX_LINE_BYTES:,} bytes (MTHawkeye's line limit) - store large data in a side file"
+        )
+    return data
+
+
+def _check_name(field: str, text: str) -> None:
+    if text and text.isprintable() and "," not in text:
+        return
+    if not text:
+        raise ValueError(f"{field} is empty")
+    if _FORBIDDEN_IN_NAME.search(text):
+        raise ValueError(
+            f"{field} {text!r} contains a comma or a line break, which records cannot hold"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordsRead:
+    """Records read back in stored order, and the lines that could not be used."""
+
+    records: list[Record]
+    skipped: list[Skipped]
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+def parse_records(lines: Iterable[bytes], skipped: list[Skipped] | None = None) -> RecordsRead:
+    """Turn appender lines into records, skipping header lines and anything malformed."""
+    records: list[Record] = []
+    skipped = list(skipped or [])
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode()
+        except UnicodeDecodeError:
+            skipped.append(Skipped(number, "not valid UTF-8"))
+            continue
+        if line == HEADER:
+            continue
+        parts = line.split(",", 2)
+        if len(parts) != 3 or not parts[0] or not parts[1]:
+            skipped.append(Skipped(number, "not a collection,key,value record"))
+            continue
+        collection, key, value = parts
+        try:
+            value = unescape_value(value)
+        except ValueError as exc:
+            skipped.append(Skipped(number, str(exc)))
+            continue
+        records.append(Record(collection, key, value))
+    return RecordsRead(records, skipped)
+
+
+def read_records(folder: str | os.PathLike[str], collection: str | None = None) -> RecordsRead:
+    """Read a session folder's records without changing any file (ours or MTHawkeye's)."""
+    content = read_appender(folder, RECORDS_NAME)
+    result = parse_records(content.lines, content.skipped)
+    if collection is None:
+        return result
+    return RecordsRead([r for r in result.records if r.collection == collection], result.skipped)
+
+
+def paginate(
+    records: list[Record], page_size: int = 100, descending: bool = False
+) -> Iterator[list[Record]]:
+    """Cut records into full pages of ``page_size`` (the last may be shorter)."""
+    if page_size < 1:
+        raise ValueError(f"page_size must be at least 1, not {page_size}")
+    ordered = records[::-1] if descending else records
+    for start in range(0, len(ordered), page_size):
+        yield ordered[start : start + page_size]
+
+
+class RecordStore:
+    """The ``records`` file of one session folder, opened for writing.
+
+    ``store`` costs the calling thread no system call; ``store_async`` only queues the record,
+    so it is safe from ``gc`` callbacks, finalizers and signal handlers.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str], *, launch_time: float | None = None) -> None:
+        self.folder = Path(folder)
+        self._appender = AppenderFile(self.folder, RECORDS_NAME)
+        self._append = self._appender.append_encoded
+        if self._appender.is_new:
+            started = launch_time if launch_time is not None else process_start_time()
+            stamp = repr(round(started, 6))
+            self._appender.append_encoded(HEADER.encode() + b"\n" + END_MARKER)
+            self._appender.append_encoded(encode_record(LAUNCH_TIME, stamp, stamp))
+
+    def store(self, collection: str, key: str, value: str) -> None:
+        """Append one record now, on the calling thread (about a microsecond, no system call)."""
+        # Fast path, equivalent to encode_record() for the common case (tested against it):
+        # a known collection, and a key and value that are printable, so need no escaping.
+        if (
+            collection in _checked_collections
+            and key
+            and "," not in key
+            and key.isprintable()
+            and value.isprintable()
+        ):
+            data = f"{collection},{key},{value}\n\x00\x00\x00\r".encode()
+            if len(data) <= _MAX_ENCODED_BYTES:
+                self._append(data)
+                return
+        self._append(encode_record(collection, key, value))
+
+    def store_async(self, collection: str, key: str, value: str) -> None:
+        """Queue one record for the store's background thread; never blocks.
+
+        Arguments are checked here, so a bad record still raises ``ValueError`` at the call.
+        """
+        _worker.submit_append(self._appender, encode_record(collection, key, value))
+
+    def read(self, collection: str | None = None) -> RecordsRead:
+        """Every record written to this folder so far (queued ``store_async`` records included)."""
+        _worker.drain()
+        return read_records(self.folder, collection)
+
+    def pages(
+        self, page_size: int = 100, collection: str | None = None, descending: bool = False
+    ) -> Iterator[list[Record]]:
+        """Records in pages of ``page_size``, filtered by collection *before* cutting pages."""
+        return paginate(self.read(collection).records, page_size, descending)
+
+    def flush(self) -> None:
+        """Write queued records and move the buffer to ``.mtlog``."""
+        _worker.drain()
+        self._appender.flush()
+
+    def close(self) -> None:
+        """Flush and release the files. Idempotent."""
+        _worker.drain()
+        self._appender.close()
+
+    def __enter__(self) -> RecordStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
