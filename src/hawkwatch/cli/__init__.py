@@ -19,8 +19,11 @@ from hawkwatch.errors import HawkwatchError
 
 # Subcommand modules, in the order ``--help`` lists them; imported only when chosen.
 COMMANDS: Final = (
+    ("run", "hawkwatch.cli.run", "run a Python program with the agent started before its code"),
+    ("report", "hawkwatch.cli.report", "what happened over one run: launch, resources, events"),
     ("sessions", "hawkwatch.cli.sessions", "list the recorded sessions"),
     ("records", "hawkwatch.cli.records", "print a session's raw records"),
+    ("check-config", "hawkwatch.cli.check_config", "show the effective options; strict checks"),
     ("debug", "hawkwatch.cli.debug", "tools for looking inside hawkwatch's files"),
 )
 

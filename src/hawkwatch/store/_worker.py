@@ -2,8 +2,9 @@
 
 Every request goes through a ``queue.SimpleQueue``, whose ``put`` never blocks and may be called
 from ``gc`` callbacks, finalizers and signal handlers. The thread starts on first use, wakes at
-least every 15 minutes to flush every open appender (MTAppenderFile's timer), and is replaced in
-a forked child, where the parent's appenders are detached rather than written twice.
+least every 15 minutes to flush every open appender (MTAppenderFile's timer). It is stopped before
+``fork()`` (so it holds nothing the child inherits) and restarted after; in the child the
+parent's appenders are detached rather than written twice.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S: Final = 15 * 60.0
 DRAIN_TIMEOUT_S: Final = 5.0
+FORK_JOIN_TIMEOUT_S: Final = 1.0
 
 # A request: (action, appender, payload).
 _Request = tuple[str, "AppenderFile | None", object]
@@ -35,18 +37,41 @@ class _Worker:
         self.appenders: weakref.WeakSet[AppenderFile] = weakref.WeakSet()
         self.thread: threading.Thread | None = None
         self.start_lock = threading.Lock()
+        self.stopping = False
 
     def ensure_running(self) -> None:
-        if self.thread is not None:
+        thread = self.thread
+        if thread is not None and thread.is_alive():
             return
         with self.start_lock:
-            if self.thread is None:
-                thread = threading.Thread(target=self._run, name="hawkwatch-store", daemon=True)
-                thread.start()
-                self.thread = thread
+            thread = self.thread
+            if (thread is not None and thread.is_alive()) or self.stopping:
+                return  # running, or paused for a fork (restarted right after it)
+            thread = threading.Thread(target=self._run, name="hawkwatch-store", daemon=True)
+            self.thread = thread
+            thread.start()
+
+    def stop_for_fork(self) -> None:
+        """Stop the thread before ``fork()``, leaving queued work for after the fork.
+
+        ``stopping`` stays set until ``resume_after_fork``, so no other thread restarts it in
+        between. A thread stuck in a slow write is waited for only briefly.
+        """
+        self.stopping = True
+        thread = self.thread
+        if thread is not None and thread.is_alive():
+            self.queue.put(("wake", None, None))
+            thread.join(FORK_JOIN_TIMEOUT_S)
+
+    def resume_after_fork(self) -> None:
+        self.stopping = False
+        if self.thread is not None:  # it had been started: work may be waiting
+            self.ensure_running()
 
     def _run(self) -> None:
         while True:
+            if self.stopping:
+                return
             try:
                 action, appender, payload = self.queue.get(timeout=FLUSH_INTERVAL_S)
             except queue.Empty:
@@ -95,9 +120,10 @@ def submit_append(appender: AppenderFile, data: bytes) -> None:
 def drain(timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
     """Wait until everything queued before this call has been written. False on timeout."""
     if _state.thread is None:
-        return True
+        return True  # nothing was ever queued
     if threading.current_thread() is _state.thread:
         return False
+    _state.ensure_running()
     done = threading.Event()
     _state.queue.put(("drain", None, done))
     return done.wait(timeout_s)
@@ -107,6 +133,14 @@ def _flush_all_at_exit() -> None:
     drain()
     for appender in list(_state.appenders):
         _guarded(appender.flush)
+
+
+def _before_fork() -> None:
+    _state.stop_for_fork()
+
+
+def _after_fork_in_parent() -> None:
+    _state.resume_after_fork()
 
 
 def _after_fork_in_child() -> None:
@@ -119,4 +153,8 @@ def _after_fork_in_child() -> None:
 
 atexit.register(_flush_all_at_exit)
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )

@@ -15,7 +15,7 @@ hawkwatch adds two things that MTHawkeye readers never see (they lie after the f
   and the line's first byte last. That byte replaces the NUL that ended the old data, so a kill at
   any instant leaves either the old valid prefix or the new one, never a torn line.
 * **Flush journal.** While a block is copied to ``.mtlog``, the last 24 bytes of the ``.mmap2``
-  hold ``{magic, .mtlog offset, length, crc32}``. Reopening (or reading) after a kill in the middle
+  hold ``{magic, .mtlog offset, length, digest}``. Reopening (or reading) after a kill in the middle
   of a flush uses it to keep the block exactly once. MTHawkeye's own data never reaches that far.
 
 Unlike MTAppenderFile, a line is never dropped: when the buffer is full the caller's thread flushes.
@@ -23,6 +23,7 @@ Unlike MTAppenderFile, a line is never dropped: when the buffer is full the call
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import mmap
 import os
@@ -49,7 +50,7 @@ MAX_LINE_BYTES: Final = 16_254
 OVERFLOW_NOTICE_PREFIX: Final = b"[F]["
 """MTAppenderFile replaces a line it drops with a notice starting with these bytes."""
 
-_JOURNAL = struct.Struct("<8sQII")  # magic, .mtlog offset, block length, crc32 of the block
+_JOURNAL = struct.Struct("<8sQII")  # magic, .mtlog offset, block length, _block_digest
 _JOURNAL_MAGIC: Final = b"hwflush1"
 JOURNAL_OFFSET: Final = BUFFER_SIZE - _JOURNAL.size
 _CAPACITY: Final = JOURNAL_OFFSET - len(END_MARKER)  # longest data hawkwatch keeps in the buffer
@@ -77,7 +78,9 @@ class AppenderFile:
         self.name = name
         self.mmap_path = self.folder / f"{name}.mmap2"
         self.log_path = self.folder / f"{name}.mtlog"
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the buffer: held briefly by every append
+        self._flush_lock = threading.Lock()  # one flush at a time; taken before _lock, never after
+        self._flushing_thread: int | None = None
         self._length = 0
         self._flush_requested = False
         self._closed = False
@@ -121,10 +124,14 @@ class AppenderFile:
         try:
             start = self._length
             end = start + len(data) - 4
-            if end + 4 > _CAPACITY:
-                self._flush_locked()
-                start = 0
-                end = len(data) - 4
+            while end + 4 > _CAPACITY:  # full: flush on this thread rather than drop the line
+                lock.release()
+                try:
+                    self.flush()
+                finally:
+                    lock.acquire()
+                start = self._length
+                end = start + len(data) - 4
             buf = self._map
             # Marker and all but the first byte land after the NUL that ends the valid data;
             # the first byte, written last, commits the line.
@@ -141,21 +148,87 @@ class AppenderFile:
         finally:
             lock.release()
 
+    def try_append_encoded(self, data: bytes) -> bool:
+        """``append_encoded`` if that needs no waiting right now; False (nothing written) if not.
+
+        Never blocks, so it is safe where the calling thread may already be inside this
+        appender: ``gc`` callbacks, finalizers, signal handlers.
+        """
+        if self._flushing_thread == threading.get_ident():
+            return False  # re-entered from inside our own flush
+        if not self._lock.acquire(blocking=False):
+            return False
+        has_room = self._length + len(data) <= _CAPACITY
+        self._lock.release()
+        if not has_room:
+            return False
+        # Another thread may take the lock in between; append_encoded then waits for it briefly,
+        # which is fine: only this thread holding it (re-entry) could deadlock, and it does not.
+        self.append_encoded(data)
+        return True
+
     def flush(self) -> None:
-        """Move the buffered lines to ``.mtlog`` now."""
-        with self._lock:
-            if not self._closed:
-                self._flush_locked()
+        """Move the buffered lines to ``.mtlog`` now.
+
+        The bulk is written without holding the buffer's lock (its bytes no longer change:
+        appends only write after them), so other threads keep appending meanwhile; the lines
+        they added are written under the lock, and the buffer is emptied.
+        """
+        with self._flush_lock:
+            with self._lock:
+                if self._closed:
+                    return
+                self._flush_requested = False
+                length = self._length
+                if length == 0:
+                    return
+                offset = os.fstat(self._log_fd).st_size
+                self._write_journal(offset, length)
+            self._flushing_thread = threading.get_ident()
+            try:
+                self._write_block(offset, 0, length)
+                with self._lock:
+                    end = self._length
+                    if end > length:
+                        self._write_journal(offset, end)
+                        self._write_block(offset, length, end)
+                    self._map[0] = 0
+                    self._map[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = bytes(8)
+                    self._length = 0
+            finally:
+                self._flushing_thread = None
+
+    def _write_journal(self, offset: int, length: int) -> None:
+        """Record that bytes [0, length) of the buffer go to ``.mtlog`` at ``offset``."""
+        buf = self._map
+        with memoryview(buf) as whole, whole[:length] as block:
+            journal = _JOURNAL.pack(b"\x00" * 8, offset, length, _block_digest(block))
+        buf[JOURNAL_OFFSET + 8 : BUFFER_SIZE] = journal[8:]
+        buf[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = _JOURNAL_MAGIC  # written last: commits it
+
+    def _write_block(self, offset: int, start: int, end: int) -> None:
+        """Write buffer bytes [start, end) to ``.mtlog``, which must then hold offset + end."""
+        try:
+            with memoryview(self._map) as whole, whole[start:end] as block:
+                _write_all(self._log_fd, block)
+        except OSError as exc:
+            # The lines stay in the buffer (a later flush or the next open retries them); what
+            # part of them reached .mtlog is cut off again so that nothing is written twice.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._log_fd, offset)
+            raise StoreError(f"{self.log_path}: cannot write: {exc.strerror}") from exc
 
     def close(self) -> None:
         """Flush, zero the buffer (as MTAppenderFile does) and release the files. Idempotent."""
-        with self._lock:
+        is_owner = os.getpid() == self._owner_pid
+        if is_owner:
+            self.flush()  # does nothing once closed
+        with self._flush_lock, self._lock:
             if self._closed:
                 return
             self._closed = True
             try:
-                if os.getpid() == self._owner_pid:
-                    self._flush_locked()
+                if is_owner and self._length == 0:
                     self._map[:] = bytes(BUFFER_SIZE)
             finally:
                 self._map.close()
@@ -181,27 +254,6 @@ class AppenderFile:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _flush_locked(self) -> None:
-        self._flush_requested = False
-        length = self._length
-        if length == 0:
-            return
-        buf = self._map
-        block = buf[:length]
-        offset = os.fstat(self._log_fd).st_size
-        journal = _JOURNAL.pack(b"\x00" * 8, offset, length, zlib.crc32(block))
-        buf[JOURNAL_OFFSET + 8 : BUFFER_SIZE] = journal[8:]
-        buf[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = _JOURNAL_MAGIC
-        try:
-            _write_all(self._log_fd, block)
-        except OSError as exc:
-            # The block stays in the buffer; a later flush (or the next open) retries it.
-            buf[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = bytes(8)
-            raise StoreError(f"{self.log_path}: cannot write: {exc.strerror}") from exc
-        buf[0] = 0
-        buf[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = bytes(8)
-        self._length = 0
-
     def _recover(self) -> None:
         """Move what a dead writer left in the buffer to ``.mtlog``, exactly once."""
         buf = self._map
@@ -211,13 +263,21 @@ class AppenderFile:
         block = _valid_prefix(buf[:BUFFER_SIZE])
         offset = os.fstat(self._log_fd).st_size
         keep = _journaled_offset(buf[JOURNAL_OFFSET:BUFFER_SIZE], block, offset)
+        if keep is None and len(block) < JOURNAL_OFFSET:  # the NUL ending it stays clear
+            # Journal this move as a flush is journaled, so that a kill before byte 0 is cleared
+            # cannot make the next open write the block a second time.
+            self._write_journal(offset, len(block))
+            keep = offset
+        # A torn last line (foreign writers only) must not swallow the next block's first line.
+        data = block if block.endswith(b"\n") else block + b"\n"
         try:
             if keep is not None:
-                # A flush of this very block was under way: drop what it wrote, write it whole.
+                # A move or flush of this very block was under way: drop what it wrote.
                 os.ftruncate(self._log_fd, keep)
-            elif offset and not _log_ends_with_newline(self.log_path):
-                block = b"\n" + block  # keep a torn last line from swallowing the first one
-            _write_all(self._log_fd, block)
+                offset = keep
+            if offset and not _log_ends_with_newline(self.log_path):
+                data = b"\n" + data  # keep a torn last line from swallowing the first one
+            _write_all(self._log_fd, data)
         except OSError as exc:
             raise StoreError(f"{self.log_path}: cannot recover unflushed data: {exc}") from exc
         log.info(
@@ -233,6 +293,8 @@ class AppenderFile:
         and closing here only drop the child's references; the parent's stay valid.
         """
         self._lock = threading.Lock()
+        self._flush_lock = threading.Lock()
+        self._flushing_thread = None
         self._closed = True
         self._flush_requested = False
         try:
@@ -267,7 +329,7 @@ def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
         keep = _journaled_offset(buffer[JOURNAL_OFFSET:BUFFER_SIZE], block, len(log_data))
         if keep is not None:
             data = log_data[:keep]
-        elif data and not data.endswith(b"\n"):
+        if data and not data.endswith(b"\n"):
             data += b"\n"
         data += block
     return _split_lines(data)
@@ -300,13 +362,28 @@ def _valid_prefix(buffer: bytes) -> bytes:
 
 
 def _journaled_offset(journal: bytes, block: bytes, log_size: int) -> int | None:
-    """The ``.mtlog`` size before an interrupted flush of ``block``, or None if none was running."""
+    """The ``.mtlog`` size before an interrupted flush of ``block``, or None if none was running.
+
+    The journal covers the first ``length`` bytes of the valid data (lines appended during the
+    flush may follow them); ``.mtlog`` then holds, from ``offset``, some prefix of the block.
+    """
     if len(journal) != _JOURNAL.size:
         return None
-    magic, offset, length, crc = _JOURNAL.unpack(journal)
-    if magic != _JOURNAL_MAGIC or length != len(block) or crc != zlib.crc32(block):
+    magic, offset, length, digest = _JOURNAL.unpack(journal)
+    if magic != _JOURNAL_MAGIC or length > len(block) or digest != _block_digest(block[:length]):
         return None
     return offset if offset <= log_size else None
+
+
+def _block_digest(block: bytes | memoryview) -> int:
+    """Identifies the block a journal was written for: crc32 of its first and last 4 KiB.
+
+    The block cannot change while its flush runs, so the journal only has to tell it from other
+    data; hashing all 150 KB on every flush would cost the writer 40 µs for nothing.
+    """
+    if len(block) <= 8192:
+        return zlib.crc32(block)
+    return zlib.crc32(block[-4096:], zlib.crc32(block[:4096]))
 
 
 def _map_buffer(path: Path) -> mmap.mmap:
@@ -319,11 +396,10 @@ def _map_buffer(path: Path) -> mmap.mmap:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    written = os.write(fd, data)
+    while written < len(data):  # a short write: disk nearly full, or a signal
+        written += os.write(fd, data[written:])
 
 
 def _holds_data(path: Path) -> bool:

@@ -208,6 +208,16 @@ class RecordStore:
         """
         _worker.submit_append(self._appender, encode_record(collection, key, value))
 
+    def store_nowait(self, collection: str, key: str, value: str) -> None:
+        """Write now if the buffer is free, else queue like ``store_async``; never blocks.
+
+        For code that may run while its own thread is inside ``store``: ``gc`` callbacks,
+        finalizers, signal handlers, and API calls made from any of them.
+        """
+        data = encode_record(collection, key, value)
+        if not self._appender.try_append_encoded(data):
+            _worker.submit_append(self._appender, data)
+
     def read(self, collection: str | None = None) -> RecordsRead:
         """Every record written to this folder so far (queued ``store_async`` records included)."""
         _worker.drain()

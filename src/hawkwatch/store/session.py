@@ -17,10 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-import platform
 import re
-import shutil
-import socket
 import sys
 import time
 from collections.abc import Iterable
@@ -135,7 +132,7 @@ class Session:
         """``session.json``, or an empty dict (MTHawkeye folders, unreadable files)."""
         try:
             data = json.loads((self.path / METADATA_NAME).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # unreadable, not JSON, absurdly nested
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -232,6 +229,8 @@ def apply_retention(
         if session.path in protected or _process_alive(session):
             continue
         try:
+            import shutil
+
             shutil.rmtree(session.path)
         except OSError as exc:
             log.warning("hawkwatch: cannot remove old session %s: %s", session.path, exc)
@@ -254,6 +253,9 @@ def _make_unique_folder(base: Path, started: float) -> Path:
 
 
 def _metadata(started: float, app_name: str | None, app_version: str | None) -> dict[str, Any]:
+    import platform
+    import socket
+
     return {
         "format": METADATA_FORMAT,
         "format_version": METADATA_VERSION,

@@ -1,0 +1,765 @@
+"""What the agent's default monitors cost a host program: CPU-bound, asyncio HTTP, start-up.
+
+Run: python benchmarks/agent_overhead.py [--pairs 7] [--quick] [--sections startup,hot,cpu,http]
+
+Every workload runs as its own process, in four ways ("arms"), with this interpreter
+(``sys.executable``) and the ``hawkwatch`` script next to it:
+
+  plain   python WORKLOAD                                   the baseline
+  run     hawkwatch run -- python WORKLOAD                  default monitors, supervisor and
+                                                            sitecustomize: what issue #3 asks about
+  off     HAWKWATCH_ENABLED=false hawkwatch run -- ...      supervisor and bootstrap, no agent
+  start   python WORKLOAD --start-agent                     ``hawkwatch.start()`` in the code
+  aa      python WORKLOAD                                   plain again: an A/A control whose
+                                                            "overhead" is the noise floor
+
+Per BENCHMARKS.md the arms alternate in one run: a warm-up round, then ``--pairs`` rounds of every
+arm once (the order rotates each round, so no arm always follows another). Each figure is the
+median of the per-round ratios against ``plain`` of the same round, with min and max. Sessions go
+to a temporary ``HAWKWATCH_HOME``; every other ``HAWKWATCH_*`` variable is removed.
+
+Sections:
+  startup  ``python -c`` that prints time.time() at its first statement: whole-process wall time
+           and spawn-to-main time, plus ``python -X importtime -c "import hawkwatch"``.
+  hot      ``workloads/hot_paths.py``: ns per call of interpreter paths the agent hooks, and the
+           CPU the idle process burns per second (the agent's threads).
+  cpu      ``workloads/cpu_mix.py``: seven pyperformance-like kernels, ~4 s; the workload's own
+           perf_counter around the work, per kernel, and the whole process's wall time.
+  http     ``workloads/asyncio_http.py`` (asyncio streams, keep-alive) under a fixed closed-loop
+           load from ``workloads/http_load.py`` in a second process: requests/s, p50/p99 latency
+           and the server's CPU per request. Each round starts one server per arm; the load
+           generator loads them one at a time in alternating slices (A B C D, B C D A, ...), so
+           the noise of a shared machine, which comes and goes within seconds, hits all alike.
+
+By default ``.pyc`` files go to a temporary folder (``PYTHONPYCACHEPREFIX``), so start-up is
+measured as for an installed package even where ``PYTHONDONTWRITEBYTECODE`` is set; the warm-up
+round fills it. ``--no-bytecode-cache`` keeps the environment as it is.
+
+Overhead = (time with the agent) / (time without) - 1; for HTTP the time is 1 / throughput. The
+target (issue #3) is <= 1 %, Datadog's profiler budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import select
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WORKLOADS = HERE / "workloads"
+CPU_MIX = WORKLOADS / "cpu_mix.py"
+HTTP_SERVER = WORKLOADS / "asyncio_http.py"
+HTTP_LOAD = WORKLOADS / "http_load.py"
+HOT_PATHS = WORKLOADS / "hot_paths.py"
+TARGET = 0.01  # issue #3: overhead <= 1 %
+TIMEOUT_S = 300.0
+ALL_SECTIONS = ("startup", "hot", "cpu", "http")
+
+# The ``-c`` program of the start-up section: prints when main started, when it was ready (after
+# an in-code start of the agent, if any) and whether an agent runs.
+STARTUP_CODE = (
+    "import time; t0 = time.time(){extra}; import sys; "
+    "a = sys.modules.get('hawkwatch.agent.api'); "
+    "print(t0, time.time(), bool(a and a.current_agent()))"
+)
+STARTUP_IN_CODE = "; import hawkwatch; hawkwatch.start()"
+
+
+# -- arms ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    label: str
+    agent: bool  # whether an agent must be running in the workload
+    supervised: bool  # started through ``hawkwatch run``
+    env: dict[str, str] = field(default_factory=dict)
+    in_code: bool = False  # the workload starts the agent itself (``--start-agent``)
+
+    def command(self, python_argv: list[str]) -> list[str]:
+        """The argv for ``python_argv`` (``[python, script, args...]``) under this arm."""
+        if self.supervised:
+            return [*hawkwatch_script(), "run", "--", *python_argv]
+        return python_argv
+
+
+ARMS = (
+    Arm("plain", "python (no agent)", agent=False, supervised=False),
+    Arm("run", "hawkwatch run", agent=True, supervised=True),
+    Arm("off", "hawkwatch run, ENABLED=false", False, True, {"HAWKWATCH_ENABLED": "false"}),
+    Arm("start", "hawkwatch.start() in code", agent=True, supervised=False, in_code=True),
+    Arm("aa", "python again (A/A control)", agent=False, supervised=False),
+)
+ARM = {arm.name: arm for arm in ARMS}
+
+
+def hawkwatch_script() -> list[str]:
+    script = Path(sys.executable).parent / "hawkwatch"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "hawkwatch"]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every process of the benchmark runs with."""
+
+    env: dict[str, str]
+    cwd: Path
+
+
+def make_setup(home: Path, bytecode_cache: bool) -> Setup:
+    """A clean environment: sessions in ``home``, default options, a neutral working folder.
+
+    With ``bytecode_cache`` the ``.pyc`` files go to a folder in ``home``
+    (``PYTHONPYCACHEPREFIX``), so that after the warm-up imports read bytecode, as from an
+    installed package, even where ``PYTHONDONTWRITEBYTECODE`` is set and without writing into
+    the source tree.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(home)
+    for name in ("PYTHONDEVMODE", "PYTHONTRACEMALLOC", "PYTHONPROFILEIMPORTTIME"):
+        env.pop(name, None)
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(home / "pycache")
+    cwd = home / "cwd"  # no hawkwatch.toml or pyproject.toml here or above (a temp folder)
+    cwd.mkdir(exist_ok=True)
+    return Setup(env, cwd)
+
+
+def rounds(arms: Sequence[Arm], pairs: int) -> list[tuple[int, list[Arm]]]:
+    """Round 0 is the warm-up; the order of arms rotates every round."""
+    out = []
+    for index in range(pairs + 1):
+        shift = index % len(arms)
+        out.append((index, [*arms[shift:], *arms[:shift]]))
+    return out
+
+
+# -- running one process ---------------------------------------------------------------------
+
+
+@dataclass
+class Finished:
+    stdout: str
+    stderr: str
+    wall_s: float
+    spawn_unix: float
+
+
+def run_process(argv: list[str], setup: Setup, arm: Arm) -> Finished:
+    spawn_unix = time.time()
+    started = time.perf_counter()
+    proc = subprocess.run(
+        argv,
+        env=setup.env | arm.env,
+        cwd=setup.cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{shlex.join(argv)} exited with {proc.returncode}:\n{proc.stderr[-2000:]}"
+        )
+    return Finished(proc.stdout, proc.stderr, wall, spawn_unix)
+
+
+def last_json(text: str) -> dict[str, object]:
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            result: dict[str, object] = json.loads(line)
+            return result
+    raise RuntimeError(f"no JSON result in the output:\n{text[-2000:]}")
+
+
+def check_agent(arm: Arm, seen: object, what: str, stderr: str = "") -> None:
+    """Refuse to measure an arm whose agent is not in the state the arm is about."""
+    if bool(seen) != arm.agent:
+        state = "running" if seen else "not running"
+        raise RuntimeError(
+            f"{what}: arm {arm.name!r} expects the agent {'running' if arm.agent else 'off'}, "
+            f"it was {state}; the process's stderr:\n{stderr[-3000:]}"
+        )
+
+
+def workload_argv(arm: Arm, script: Path, args: list[str]) -> list[str]:
+    extra = ["--start-agent"] if arm.in_code else []
+    return arm.command([sys.executable, str(script), *args, *extra])
+
+
+# -- statistics ------------------------------------------------------------------------------
+
+
+@dataclass
+class Ratios:
+    values: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    def pct(self) -> str:
+        return f"{pct(self.median)} ({pct(min(self.values))} .. {pct(max(self.values))})"
+
+
+def pct(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:+.1f} %"
+
+
+def ratios(
+    samples: dict[str, list[dict[str, float]]],
+    arm: str,
+    metric: Callable[[dict[str, float]], float],
+) -> Ratios:
+    """Per-round ratio metric(arm) / metric(plain)."""
+    return Ratios(
+        [metric(a) / metric(p) for a, p in zip(samples[arm], samples["plain"], strict=True)]
+    )
+
+
+def deltas(
+    samples: dict[str, list[dict[str, float]]],
+    arm: str,
+    metric: Callable[[dict[str, float]], float],
+) -> list[float]:
+    return [metric(a) - metric(p) for a, p in zip(samples[arm], samples["plain"], strict=True)]
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+# -- sections --------------------------------------------------------------------------------
+
+
+def section_startup(
+    arms: Sequence[Arm], n_rounds: int, setup: Setup, importtime_runs: int
+) -> dict[str, float]:
+    """Whole-process wall time and spawn-to-main of an empty ``-c`` program, per arm."""
+    samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
+    startup_arms = [*arms, Arm("import", "python -c 'import hawkwatch'", False, False)]
+    samples["import"] = []
+    for index, order in rounds(startup_arms, n_rounds):
+        for arm in order:
+            if arm.name == "import":
+                code = STARTUP_CODE.format(extra="; import hawkwatch")
+            else:
+                code = STARTUP_CODE.format(extra=STARTUP_IN_CODE if arm.in_code else "")
+            done = run_process(arm.command([sys.executable, "-c", code]), setup, arm)
+            t_main, t_ready, running = done.stdout.split()
+            check_agent(arm, running == "True", "start-up", done.stderr)
+            if index:
+                samples[arm.name].append(
+                    {
+                        "wall": done.wall_s,
+                        "main": float(t_main) - done.spawn_unix,
+                        "ready": float(t_ready) - done.spawn_unix,
+                    }
+                )
+
+    print(f"\n## start-up: python -c '…' ({n_rounds} rounds after a warm-up; ms, medians)")
+    print(
+        f"{'arm':<30} {'wall':>8} {'Δ wall':>8} {'to main':>8} {'Δ main':>8} "
+        f"{'to ready':>9} {'Δ ready':>8}"
+    )
+    out: dict[str, float] = {}
+    for arm in startup_arms:
+        rows = samples[arm.name]
+        wall = med([r["wall"] for r in rows]) * 1e3
+        main_ms = med([r["main"] for r in rows]) * 1e3
+        ready = med([r["ready"] for r in rows]) * 1e3
+        d_wall = med(deltas(samples, arm.name, lambda r: r["wall"])) * 1e3
+        d_main = med(deltas(samples, arm.name, lambda r: r["main"])) * 1e3
+        d_ready = med(deltas(samples, arm.name, lambda r: r["ready"])) * 1e3
+        print(
+            f"{arm.label:<30} {wall:>8.1f} {d_wall:>+8.1f} {main_ms:>8.1f} {d_main:>+8.1f} "
+            f"{ready:>9.1f} {d_ready:>+8.1f}"
+        )
+        out[f"{arm.name}_wall_ms"] = d_wall
+        out[f"{arm.name}_main_ms"] = d_main
+        out[f"{arm.name}_ready_ms"] = d_ready
+    print(
+        "  to main: spawn to the first statement of the program; to ready: after the in-code "
+        "start, if any; Δ: median of per-round differences from plain"
+    )
+
+    totals: list[float] = []
+    selfs: dict[str, list[float]] = {}
+    for _ in range(importtime_runs):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import hawkwatch"],
+            env=setup.env,
+            cwd=setup.cwd,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=True,
+        )
+        for line in proc.stderr.splitlines():
+            m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
+            if not m:
+                continue
+            self_us, cumulative_us, name = int(m[1]), int(m[2]), m[4]
+            selfs.setdefault(name, []).append(self_us)
+            if name == "hawkwatch" and m[3] == " ":  # the top-level import
+                totals.append(cumulative_us)
+    total_ms = med(totals) / 1e3 if totals else float("nan")
+    top = sorted(selfs.items(), key=lambda kv: -med(kv[1]))[:8]
+    print(
+        f"python -X importtime -c 'import hawkwatch': {total_ms:.1f} ms cumulative "
+        f"(median of {importtime_runs}); largest self times:"
+    )
+    print("  " + ", ".join(f"{name} {med(v) / 1e3:.1f}" for name, v in top) + " (ms)")
+    out["import_ms"] = total_ms
+    return out
+
+
+def section_hot(arms: Sequence[Arm], n_rounds: int, setup: Setup, quick: bool) -> None:
+    """ns per call of hooked interpreter paths, and idle CPU, per arm."""
+    samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
+    args = ["--idle", "1.0", "--scale", "0.3"] if quick else ["--idle", "2.0"]
+    for index, order in rounds(arms, n_rounds):
+        for arm in order:
+            done = run_process(workload_argv(arm, HOT_PATHS, args), setup, arm)
+            result = last_json(done.stdout)
+            check_agent(arm, result["agent"], "hot paths", done.stderr)
+            if index:
+                row: dict[str, float] = dict(result["ns"])  # type: ignore[arg-type]
+                row["idle"] = float(result["idle_cpu_ms_per_s"])  # type: ignore[arg-type]
+                samples[arm.name].append(row)
+    print(f"\n## hot paths: {HOT_PATHS.name} ({n_rounds} rounds after a warm-up; medians)")
+    names = [k for k in samples["plain"][0] if k != "idle"]
+    header = f"{'operation (ns per call)':<34}" + "".join(f"{a.name:>16}" for a in arms)
+    print(header)
+    for name in names:
+        cells = []
+        for arm in arms:
+            value = med([r[name] for r in samples[arm.name]])
+            if arm.name == "plain":
+                cells.append(f"{value:>16.0f}")
+            else:
+                ratio = ratios(samples, arm.name, lambda r, n=name: r[n]).median
+                cells.append(f"{value:>8.0f} {pct(ratio):>7}")
+        print(f"{name:<34}" + "".join(cells))
+    cells = [f"{med([r['idle'] for r in samples[a.name]]):>16.2f}" for a in arms]
+    print(f"{'idle: CPU ms per second':<34}" + "".join(cells))
+
+
+def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> dict[str, Ratios]:
+    samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
+    args = ["--scale", f"{scale:g}"]
+    gc_counts: list[object] = []
+    for index, order in rounds(arms, pairs):
+        for arm in order:
+            done = run_process(workload_argv(arm, CPU_MIX, args), setup, arm)
+            result = last_json(done.stdout)
+            check_agent(arm, result["agent"], "cpu-bound", done.stderr)
+            label = "warm-up" if index == 0 else f"round {index}"
+            print(
+                f"  {label:>8} {arm.name:<6} work {result['work_s']:.3f} s  "
+                f"wall {done.wall_s:.3f} s",
+                flush=True,
+            )
+            if index:
+                row = {
+                    "work": float(result["work_s"]),  # type: ignore[arg-type]
+                    "wall": done.wall_s,
+                    "main": float(result["main_unix"]) - done.spawn_unix,  # type: ignore[arg-type]
+                    "start": float(result["agent_start_s"]),  # type: ignore[arg-type]
+                    "import": float(result["agent_import_s"]),  # type: ignore[arg-type]
+                }
+                row.update({f"k:{k}": v for k, v in result["kernels"].items()})  # type: ignore[union-attr]
+                samples[arm.name].append(row)
+                if arm.name == "plain":
+                    gc_counts.append(result["gc_collections"])
+
+    print(
+        f"\n## cpu-bound: {CPU_MIX.name} --scale {scale:g} ({pairs} rounds after a warm-up; "
+        "Δ = median of per-round ratios vs plain, (min .. max))"
+    )
+    print(
+        f"{'arm':<30} {'work s':>7} {'Δ work (in-process timer)':>28} {'wall s':>7} "
+        f"{'Δ wall (whole process)':>26} {'to main ms':>10}"
+    )
+    out: dict[str, Ratios] = {}
+    for arm in arms:
+        rows = samples[arm.name]
+        work = med([r["work"] for r in rows])
+        wall = med([r["wall"] for r in rows])
+        main_ms = med([r["main"] for r in rows]) * 1e3
+        if arm.name == "plain":
+            print(f"{arm.label:<30} {work:>7.3f} {'':>28} {wall:>7.3f} {'':>26} {main_ms:>10.1f}")
+            continue
+        r_work = ratios(samples, arm.name, lambda r: r["work"])
+        r_wall = ratios(samples, arm.name, lambda r: r["wall"])
+        out[f"{arm.name}_work"], out[f"{arm.name}_wall"] = r_work, r_wall
+        print(
+            f"{arm.label:<30} {work:>7.3f} {r_work.pct():>28} {wall:>7.3f} {r_wall.pct():>26} "
+            f"{main_ms:>10.1f}"
+        )
+    if "start" in samples:
+        rows = samples["start"]
+        print(
+            f"  in-code start: import hawkwatch {med([r['import'] for r in rows]) * 1e3:.1f} ms, "
+            f"hawkwatch.start() {med([r['start'] for r in rows]) * 1e3:.1f} ms (medians)"
+        )
+    print(f"  GC collections per plain run (gen0, gen1, gen2): {gc_counts[0] if gc_counts else ''}")
+
+    kernels = [k for k in samples["plain"][0] if k.startswith("k:")]
+    print(
+        "\nper kernel (a full collection lands in whichever kernel is running when it is due, and "
+        "the agent's own objects move that point, so GC time can shift between kernels):"
+    )
+    print(
+        f"\n{'kernel (Δ work, median of rounds)':<34} {'plain s':>8}"
+        + "".join(f"{a.name:>10}" for a in arms if a.name != "plain")
+    )
+    for kernel in kernels:
+        plain_s = med([r[kernel] for r in samples["plain"]])
+        cells = [
+            f"{pct(ratios(samples, a.name, lambda r, k=kernel: r[k]).median):>10}"
+            for a in arms
+            if a.name != "plain"
+        ]
+        print(f"{kernel[2:]:<34} {plain_s:>8.3f}" + "".join(cells))
+    return out
+
+
+@dataclass
+class HttpLoad:
+    requests: int
+    slices: int
+    warmup: int
+    connections: int
+
+
+def run_http_round(
+    order: Sequence[Arm], setup: Setup, load: HttpLoad
+) -> tuple[dict[str, dict[str, float]], dict[str, list[float]]]:
+    """Start one server per arm, load them in alternating slices, stop them; rows by arm."""
+    servers: list[tuple[Arm, subprocess.Popen[str]]] = []
+    ports: list[str] = []
+    try:
+        for arm in order:
+            server = subprocess.Popen(
+                workload_argv(arm, HTTP_SERVER, []),
+                env=setup.env | arm.env,
+                cwd=setup.cwd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            servers.append((arm, server))
+            assert server.stdout is not None
+            ready, _, _ = select.select([server.stdout], [], [], 60.0)
+            line = server.stdout.readline() if ready else ""
+            if not line.startswith("LISTENING "):
+                raise RuntimeError(f"the {arm.name} server did not start: {line!r}")
+            ports.append(line.split()[1])
+        client = subprocess.run(
+            [
+                sys.executable,
+                str(HTTP_LOAD),
+                *(arg for port in ports for arg in ("--port", port)),
+                "--requests",
+                str(load.requests),
+                "--slices",
+                str(load.slices),
+                "--warmup",
+                str(load.warmup),
+                "--connections",
+                str(load.connections),
+            ],
+            env=setup.env,
+            cwd=setup.cwd,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=True,
+        )
+        outputs = [server.communicate(timeout=60.0) for _, server in servers]
+    finally:
+        for _, server in servers:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+    measured = last_json(client.stdout)["servers"]
+    rows: dict[str, dict[str, float]] = {}
+    slices: dict[str, list[float]] = {}
+    for (arm, server), (out, err), result in zip(
+        servers,
+        outputs,
+        measured,  # type: ignore[call-overload]
+        strict=True,
+    ):
+        if server.returncode != 0:
+            raise RuntimeError(f"the {arm.name} server exited {server.returncode}: {err[-2000:]}")
+        served = last_json(out)
+        check_agent(arm, served["agent"], "asyncio http", err)
+        if result["errors"]:
+            raise RuntimeError(f"{result['errors']} HTTP errors from the {arm.name} server")
+        rows[arm.name] = {
+            "rps": float(result["rps"]),
+            "p50": float(result["p50_ms"]),
+            "p99": float(result["p99_ms"]),
+            "cpu_us": float(served["cpu_s"]) / int(served["requests"]) * 1e6,  # type: ignore[arg-type, call-overload]
+        }
+        slices[arm.name] = [float(x) for x in result["slice_rps"]]
+    return rows, slices
+
+
+def section_http(
+    arms: Sequence[Arm], pairs: int, setup: Setup, load: HttpLoad
+) -> dict[str, Ratios]:
+    samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
+    slice_ratios: dict[str, list[float]] = {arm.name: [] for arm in arms}
+    for index, order in rounds(arms, pairs):
+        rows, slices = run_http_round(order, setup, load)
+        if index:
+            for arm in arms:
+                slice_ratios[arm.name].extend(
+                    p / a for a, p in zip(slices[arm.name], slices["plain"], strict=True)
+                )
+        label = "warm-up" if index == 0 else f"round {index}"
+        for arm in order:
+            row = rows[arm.name]
+            print(
+                f"  {label:>8} {arm.name:<6} {row['rps']:8.0f} req/s  p50 {row['p50']:.2f} ms  "
+                f"p99 {row['p99']:.2f} ms  server CPU {row['cpu_us']:.0f} µs/req",
+                flush=True,
+            )
+            if index:
+                samples[arm.name].append(row)
+
+    print(
+        f"\n## asyncio http: {HTTP_SERVER.name} under {HTTP_LOAD.name} --requests "
+        f"{load.requests} --slices {load.slices} --warmup {load.warmup} --connections "
+        f"{load.connections} per server ({pairs} rounds after a warm-up; Δ = median of per-round "
+        "ratios vs plain, (min .. max)); CPU µs/req: the server's CPU from listening to shutdown, "
+        "its idle time while the other servers were loaded included"
+    )
+    print(
+        f"{'arm':<30} {'req/s':>7} {'Δ time per request':>24} {'per slice':>9} {'p50 ms':>7} "
+        f"{'Δ p50':>8} {'p99 ms':>7} {'Δ p99':>8} {'CPU µs/req':>10} {'Δ CPU':>8}"
+    )
+    out: dict[str, Ratios] = {}
+    for arm in arms:
+        rows = samples[arm.name]
+        rps = med([r["rps"] for r in rows])
+        p50 = med([r["p50"] for r in rows])
+        p99 = med([r["p99"] for r in rows])
+        cpu = med([r["cpu_us"] for r in rows])
+        if arm.name == "plain":
+            print(
+                f"{arm.label:<30} {rps:>7.0f} {'':>24} {'':>9} {p50:>7.2f} {'':>8} {p99:>7.2f} "
+                f"{'':>8} {cpu:>10.1f}"
+            )
+            continue
+        r_time = ratios(samples, arm.name, lambda r: 1 / r["rps"])
+        r_p50 = ratios(samples, arm.name, lambda r: r["p50"])
+        r_p99 = ratios(samples, arm.name, lambda r: r["p99"])
+        r_cpu = ratios(samples, arm.name, lambda r: r["cpu_us"])
+        out[f"{arm.name}_time"], out[f"{arm.name}_p99"] = r_time, r_p99
+        out[f"{arm.name}_p50"], out[f"{arm.name}_cpu"] = r_p50, r_cpu
+        out[f"{arm.name}_slices"] = Ratios(slice_ratios[arm.name])
+        print(
+            f"{arm.label:<30} {rps:>7.0f} {r_time.pct():>24} "
+            f"{pct(out[f'{arm.name}_slices'].median):>9} {p50:>7.2f} "
+            f"{pct(r_p50.median):>8} {p99:>7.2f} {pct(r_p99.median):>8} {cpu:>10.1f} "
+            f"{pct(r_cpu.median):>8}"
+        )
+    n_slices = len(slice_ratios["plain"])
+    print(
+        f"  per slice: median over all {n_slices} slices of the time-per-request ratio to the "
+        "plain server's slice of the same turn (neighbours in time)"
+    )
+    return out
+
+
+# -- main ------------------------------------------------------------------------------------
+
+
+def machine_lines(argv: list[str]) -> list[str]:
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+    version = subprocess.run(
+        [*hawkwatch_script(), "--version"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return [
+        f"machine: nproc={os.cpu_count()} (usable {affinity}), {model or platform.machine()}, "
+        f"{platform.platform()}; load average {load}",
+        f"python: {platform.python_implementation()} {platform.python_version()} "
+        f"({sys.executable})",
+        f"agent: {version or 'hawkwatch ?'} (git {commit or '?'}), "
+        f"script {shlex.join(hawkwatch_script())}",
+        f"command: {shlex.join(argv)}",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--pairs", type=int, help="measured rounds per workload (default 7; 3 quick)"
+    )
+    parser.add_argument("--quick", action="store_true", help="smoke run, about a minute")
+    parser.add_argument(
+        "--sections",
+        default=",".join(ALL_SECTIONS),
+        help=f"comma-separated subset of {','.join(ALL_SECTIONS)} (default: all)",
+    )
+    parser.add_argument("--scale", type=float, help="cpu_mix work scale (default 1.0; 0.25 quick)")
+    parser.add_argument(
+        "--requests",
+        type=int,
+        help="timed HTTP requests per server and round (default 16000; 4000 quick)",
+    )
+    parser.add_argument("--connections", type=int, default=16, help="HTTP keep-alive connections")
+    parser.add_argument(
+        "--slices", type=int, help="alternating HTTP load slices (default 16; 8 quick)"
+    )
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="keep PYTHONDONTWRITEBYTECODE as set (by default .pyc go to a temporary folder)",
+    )
+    parser.add_argument(
+        "--arms",
+        default=",".join(a.name for a in ARMS),
+        help="comma-separated arms, plain first (default: plain,run,off,start,aa)",
+    )
+    args = parser.parse_args()
+    pairs = args.pairs if args.pairs is not None else (3 if args.quick else 7)
+    scale = args.scale if args.scale is not None else (0.25 if args.quick else 1.0)
+    requests = args.requests if args.requests is not None else (4_000 if args.quick else 16_000)
+    slices = args.slices if args.slices is not None else (8 if args.quick else 16)
+    load = HttpLoad(requests, slices, max(500, requests // 10), args.connections)
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = set(sections) - set(ALL_SECTIONS)
+    names = [a.strip() for a in args.arms.split(",") if a.strip()]
+    if unknown or pairs < 1 or not names or names[0] != "plain" or set(names) - set(ARM):
+        parser.error("bad --sections, --pairs or --arms (arms must start with plain)")
+    arms = [ARM[name] for name in names]
+
+    for line in machine_lines([sys.executable, *sys.argv]):
+        print(line)
+    print("arms (WORKLOAD = python benchmarks/workloads/<name>.py):")
+    example = [sys.executable, "WORKLOAD"]
+    for arm in arms:
+        env = " ".join(f"{k}={v}" for k, v in arm.env.items())
+        argv = arm.command(example + (["--start-agent"] if arm.in_code else []))
+        print(f"  {arm.name:<6} {(env + ' ') if env else ''}{shlex.join(argv)}")
+    print(
+        "bytecode: "
+        + (
+            "kept as the environment says"
+            if args.no_bytecode_cache
+            else ".pyc cached in a temporary PYTHONPYCACHEPREFIX (the warm-up round fills it)"
+        )
+        + f"; PYTHONDONTWRITEBYTECODE in the environment: {'PYTHONDONTWRITEBYTECODE' in os.environ}"
+    )
+    if pairs < 5:
+        print(f"note: {pairs} pairs is a smoke run; BENCHMARKS.md asks for at least 5")
+    sys.stdout.flush()
+
+    started = time.perf_counter()
+    results_cpu: dict[str, Ratios] = {}
+    results_http: dict[str, Ratios] = {}
+    startup: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="hawkwatch-bench-") as home:
+        setup = make_setup(Path(home), bytecode_cache=not args.no_bytecode_cache)
+        if "startup" in sections:
+            startup = section_startup(
+                arms, 5 if args.quick else 15, setup, importtime_runs=3 if args.quick else 7
+            )
+        if "hot" in sections:
+            section_hot(arms, 2 if args.quick else 3, setup, args.quick)
+        if "cpu" in sections:
+            print(f"\n## running cpu-bound: {CPU_MIX.name}", flush=True)
+            results_cpu = section_cpu(arms, pairs, setup, scale)
+        if "http" in sections:
+            print(f"\n## running asyncio http: {HTTP_SERVER.name}", flush=True)
+            results_http = section_http(arms, pairs, setup, load)
+        sessions = list((Path(home) / "sessions").glob("*"))
+    print(
+        f"\nran {time.perf_counter() - started:.0f} s; load average now "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"{len(sessions)} session folders kept in the temporary HAWKWATCH_HOME"
+    )
+    print(summary(pairs, results_cpu, results_http, startup))
+
+
+def summary(
+    pairs: int, cpu: dict[str, Ratios], http: dict[str, Ratios], startup: dict[str, float]
+) -> str:
+    parts = []
+    judged: list[float] = []
+
+    def control(results: dict[str, Ratios], key: str) -> str:
+        return f"; A/A control {pct(results[key].median)}" if key in results else ""
+
+    if "run_work" in cpu:
+        r = cpu["run_work"]
+        judged.append(r.median)
+        parts.append(
+            f"cpu-bound {pct(r.median)} (median of {pairs} pairs, min {pct(min(r.values))}, "
+            f"max {pct(max(r.values))}; whole process {pct(cpu['run_wall'].median)}"
+            f"{control(cpu, 'aa_work')})"
+        )
+    if "run_time" in http:
+        r = http["run_time"]
+        judged.append(r.median)
+        parts.append(
+            f"asyncio http {pct(r.median)} time per request (median of {pairs} pairs, min "
+            f"{pct(min(r.values))}, max {pct(max(r.values))}; per slice "
+            f"{pct(http['run_slices'].median)}; p99 {pct(http['run_p99'].median)}"
+            f"{control(http, 'aa_time')})"
+        )
+    if "run_main_ms" in startup:
+        parts.append(
+            f"start-up +{startup['run_wall_ms']:.0f} ms wall, "
+            f"+{startup['run_main_ms']:.0f} ms to main"
+        )
+    verdict = ""
+    if judged:
+        met = all(value - 1 <= TARGET for value in judged)
+        verdict = f": {'met' if met else 'NOT met'}"
+    return (
+        "agent overhead (hawkwatch run, default monitors): "
+        + "; ".join(parts)
+        + f"; target <= {TARGET * 100:g} %{verdict}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""Put first on PYTHONPATH by ``hawkwatch run``: start the agent before any user code runs.
+
+Then the program's own ``sitecustomize`` (if any, further along ``sys.path``) is run, so
+installing hawkwatch this way changes nothing else about start-up.
+"""
+
+import importlib.machinery
+import importlib.util
+import logging
+import os
+import sys
+
+
+def _start_hawkwatch() -> None:
+    try:
+        from hawkwatch.agent.bootstrap import start_from_environment
+    except ImportError:
+        hint = os.environ.get("_HAWKWATCH_PYTHON")
+        logging.getLogger("hawkwatch").warning(
+            "hawkwatch: not installed for %s; running without monitoring%s",
+            sys.executable,
+            f" (the Python that has it: {hint})" if hint else "",
+        )
+        return
+    try:
+        start_from_environment()
+    except Exception as exc:
+        logging.getLogger("hawkwatch").warning("hawkwatch: the agent did not start: %s", exc)
+
+
+def _run_next_sitecustomize() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+_start_hawkwatch()
+_run_next_sitecustomize()

@@ -1,0 +1,87 @@
+"""How this process is ending: the exit code, as far as the process itself can know it.
+
+CPython tells ``atexit`` handlers nothing about the exit code, so the agent watches the two ways a
+program normally chooses one: ``sys.exit(code)`` called on the main thread, and an uncaught
+exception (exit code 1; ``KeyboardInterrupt`` ends the process with SIGINT, 130 in a shell). A
+program that raises ``SystemExit`` itself or calls ``os._exit`` is not seen; under
+``hawkwatch run`` the supervisor records the real exit status in any case.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, NoReturn
+
+
+@dataclass
+class ExitInfo:
+    """What the process knows about its own exit."""
+
+    exit_code: int | None = None
+    signal: int | None = None
+    reason: str = "unknown"  # sys.exit, uncaught-exception, keyboard-interrupt or unknown
+    exception: str | None = None
+
+
+class ExitTracker:
+    """Wraps ``sys.exit`` and chains ``sys.excepthook``; ``uninstall`` restores untouched ones."""
+
+    def __init__(self) -> None:
+        self.info = ExitInfo()
+        self._original_exit: Callable[..., NoReturn] | None = None
+        self._original_hook: Callable[..., Any] | None = None
+        self._exit_wrapper: Callable[..., NoReturn] | None = None
+        self._hook_wrapper: Callable[..., Any] | None = None
+
+    def install(self) -> None:
+        if self._original_exit is not None:
+            return
+        original_exit = sys.exit
+        original_hook = sys.excepthook
+        info = self.info
+
+        def exit(status: object = None, /) -> NoReturn:
+            if threading.current_thread() is threading.main_thread():
+                info.exit_code = _exit_code_of(status)
+                info.reason = "sys.exit"
+            original_exit(status)  # type: ignore[arg-type]
+
+        def excepthook(
+            kind: type[BaseException], value: BaseException, tb: TracebackType | None
+        ) -> Any:
+            if issubclass(kind, KeyboardInterrupt):
+                info.exit_code, info.signal = 128 + signal.SIGINT, int(signal.SIGINT)
+                info.reason = "keyboard-interrupt"
+            else:
+                info.exit_code, info.reason = 1, "uncaught-exception"
+            info.exception = f"{kind.__name__}: {value}"
+            return original_hook(kind, value, tb)
+
+        self._original_exit, self._original_hook = original_exit, original_hook
+        self._exit_wrapper, self._hook_wrapper = exit, excepthook
+        sys.exit = exit
+        sys.excepthook = excepthook
+
+    def uninstall(self) -> None:
+        """Put the originals back, unless someone replaced our wrappers since."""
+        if self._original_exit is not None and sys.exit is self._exit_wrapper:
+            sys.exit = self._original_exit
+        if self._original_hook is not None and sys.excepthook is self._hook_wrapper:
+            sys.excepthook = self._original_hook
+        self._original_exit = self._original_hook = None
+
+
+def _exit_code_of(status: object) -> int:
+    """The process exit code ``sys.exit(status)`` produces (CPython's rules)."""
+    if status is None:
+        return 0
+    if isinstance(status, bool):
+        return int(status)
+    if isinstance(status, int):
+        return status & 0xFF
+    return 1  # any other object is printed to stderr and the exit code is 1

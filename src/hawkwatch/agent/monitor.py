@@ -1,0 +1,109 @@
+"""What a monitor is, and what it is given: the small contract every plugin implements.
+
+A monitor never owns a thread: periodic work goes to ``ctx.every``; records go through
+``ctx.store`` (on the scheduler thread) or ``ctx.store_nowait`` (from any other context: user
+threads, ``gc`` callbacks, signal handlers). The runtime catches whatever a monitor raises.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from hawkwatch.config import Config
+from hawkwatch.store import RecordStore, Session
+
+
+class Monitor(Protocol):
+    """A plugin: started once with a context, stopped once, told about forks."""
+
+    name: ClassVar[str]
+    """Config section and the name used in ``hawkwatch-error`` records."""
+
+    def start(self, ctx: AgentContext) -> None: ...
+
+    def stop(self) -> None:
+        """Idempotent; release hooks and flush what the monitor holds."""
+
+    def after_fork_child(self) -> None:
+        """In a forked child, before the new agent starts: drop global hooks, threads, locks."""
+
+
+@dataclass
+class LaunchTimes:
+    """Milestones of this process's launch, Unix seconds; 0 when not captured."""
+
+    process_start: float = 0.0
+    interpreter_ready: float = 0.0
+    agent_started: float = 0.0
+    main_started: float = 0.0
+    ready: float = 0.0
+
+    def as_record(self) -> dict[str, float]:
+        duration = self.ready - self.process_start if self.ready and self.process_start else 0.0
+        return {
+            "process_start": self.process_start,
+            "interpreter_ready": self.interpreter_ready,
+            "agent_started": self.agent_started,
+            "main_started": self.main_started,
+            "ready": self.ready,
+            "duration_s": round(duration, 6),
+        }
+
+
+@dataclass
+class AgentContext:
+    """Everything a monitor may use; built by the runtime for one session."""
+
+    config: Config
+    session: Session
+    records: RecordStore
+    launch: LaunchTimes
+    every: Callable[[float, Callable[[], object], object], None]
+    is_supervised: bool = False
+    listeners: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
+    wall_clock: Callable[[], float] = time.time
+
+    def store(self, collection: str, key: str, value: str) -> None:
+        """Write a record now (use on the scheduler thread)."""
+        self.records.store(collection, key, value)
+
+    def store_nowait(self, collection: str, key: str, value: str) -> None:
+        """Write a record without ever blocking (any thread, callbacks, signal handlers)."""
+        self.records.store_nowait(collection, key, value)
+
+    def on(self, event: str, callback: Callable[[], None]) -> None:
+        """Be called on a runtime event: ``main-started``, ``ready``."""
+        self.listeners.setdefault(event, []).append(callback)
+
+
+class DeferredFailure:
+    """A failure caught where nothing may escape (inside ``gc``, an import, a signal handler).
+
+    The hook stores the first exception; ``raise_if_failed``, scheduled with ``ctx.every``,
+    raises it on the scheduler thread, where the runtime's firewall disables the monitor.
+    """
+
+    def __init__(self) -> None:
+        self.error: Exception | None = None
+
+    def capture(self, exc: Exception) -> None:
+        if self.error is None:
+            self.error = exc
+
+    def raise_if_failed(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+
+def time_key(unix_time: float) -> str:
+    """Record key for a point in time (``%.6f`` Unix seconds)."""
+    return f"{unix_time:.6f}"
+
+
+def to_json(value: Any) -> str:
+    """Compact JSON for a record value."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -1,0 +1,77 @@
+"""Resource sampling: ``mem``, ``r-mem``, ``avl-mem``, ``cpu``, ``threads-count``.
+
+Every ``resources.interval_s`` (0.5 s, MTHawkeye's status cadence) on the scheduler thread; a
+value is stored only when its formatted text changed since the last stored one, as MTHawkeye does
+by default (``statusFlushKeepRedundantRecords = NO``). CPU is the process's user + system time
+over the interval divided by the wall time, so a process busy on three cores shows ~300.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from hawkwatch.agent.monitor import AgentContext, time_key
+from hawkwatch.model import collections as c
+
+if TYPE_CHECKING:
+    from hawkwatch.agent.sysinfo import ResourceReader, ResourceSample
+
+MB = 1024 * 1024
+
+
+class ResourcesMonitor:
+    name: ClassVar[str] = "resources"
+
+    def __init__(self) -> None:
+        self._ctx: AgentContext | None = None
+        self._reader: ResourceReader | None = None
+        self._last_text: dict[str, str] = {}
+        self._last_cpu: tuple[float, float] | None = None  # (monotonic s, cpu s)
+
+    def start(self, ctx: AgentContext) -> None:
+        from hawkwatch.agent.sysinfo import reader_for_this_process  # psutil: only when used
+
+        self._ctx = ctx
+        self._reader = reader_for_this_process()
+        metadata = ctx.session.metadata
+        metadata["resources"] = {
+            "footprint_source": self._reader.footprint_source,
+            "available_memory_source": self._reader.available_source,
+            "interval_s": ctx.config.resources.interval_s,
+        }
+        ctx.session.write_metadata(metadata)
+        self.sample()
+        ctx.every(ctx.config.resources.interval_s, self.sample, self)
+
+    def sample(self) -> None:
+        if self._ctx is None or self._reader is None:
+            return
+        reading = self._reader.read()
+        now_mono, now = time.monotonic(), time.time()
+        key = time_key(now)
+        for collection, text in self._format(reading, now_mono):
+            if self._last_text.get(collection) != text:
+                self._last_text[collection] = text
+                self._ctx.store(collection, key, text)
+
+    def _format(self, reading: ResourceSample, now_mono: float) -> list[tuple[str, str]]:
+        values = [
+            (c.MEMORY_RESIDENT, f"{reading.resident_bytes / MB:.2f}"),
+            (c.THREADS_COUNT, str(reading.threads)),
+        ]
+        if reading.footprint_bytes is not None:
+            values.append((c.RESIDENT_FOOTPRINT, f"{reading.footprint_bytes / MB:.2f}"))
+        if reading.available_bytes is not None:
+            values.append((c.AVAILABLE_MEMORY, f"{reading.available_bytes / MB:.2f}"))
+        previous, self._last_cpu = self._last_cpu, (now_mono, reading.cpu_seconds)
+        if previous is not None and now_mono > previous[0]:
+            percent = (reading.cpu_seconds - previous[1]) / (now_mono - previous[0]) * 100
+            values.append((c.CPU, f"{max(percent, 0.0):.1f}"))
+        return values
+
+    def stop(self) -> None:
+        self._ctx = None
+
+    def after_fork_child(self) -> None:
+        self._ctx = None

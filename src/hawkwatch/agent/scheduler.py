@@ -1,0 +1,115 @@
+"""The agent's one thread for periodic work: every monitor's jobs run here, none owns a thread.
+
+Jobs are ``(interval_s, callable, owner)``; a job that raises is reported through ``on_error``
+with its owner (the runtime then disables that monitor) and is not run again. The thread is
+stopped before ``fork()`` and restarted after it, so no job is mid-way when the process forks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+log = logging.getLogger(__name__)
+
+JOIN_TIMEOUT_S = 1.0
+
+
+@dataclass(order=True)
+class _Job:
+    due: float
+    seq: int
+    interval_s: float = field(compare=False)
+    run: Callable[[], object] = field(compare=False)
+    owner: object = field(compare=False)
+
+
+class Scheduler:
+    """Runs periodic jobs on one daemon thread, in order of due time (monotonic clock)."""
+
+    def __init__(
+        self,
+        on_error: Callable[[object, BaseException], None],
+        clock: Callable[[], float] = time.monotonic,
+        name: str = "hawkwatch-scheduler",
+    ) -> None:
+        self._on_error = on_error
+        self._clock = clock
+        self._name = name
+        self._jobs: list[_Job] = []
+        self._seq = itertools.count()
+        self._cond = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._cancelled: set[int] = set()  # ids of owners whose in-flight job must not return
+
+    def every(self, interval_s: float, run: Callable[[], object], owner: object) -> None:
+        """Run ``run`` every ``interval_s`` seconds, first after one interval."""
+        with self._cond:
+            self._cancelled.discard(id(owner))
+            job = _Job(self._clock() + interval_s, next(self._seq), interval_s, run, owner)
+            heapq.heappush(self._jobs, job)
+            self._cond.notify()
+
+    def cancel(self, owner: object) -> None:
+        """Drop every job of ``owner``."""
+        with self._cond:
+            self._cancelled.add(id(owner))
+            self._jobs = [job for job in self._jobs if job.owner is not owner]
+            heapq.heapify(self._jobs)
+
+    def start(self) -> None:
+        with self._cond:
+            if self._thread is not None and self._thread.is_alive():
+                return
+            self._stopping = False
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout_s: float = JOIN_TIMEOUT_S) -> bool:
+        """Stop the thread, waiting up to ``timeout_s`` for a running job. True if it ended."""
+        with self._cond:
+            thread = self._thread
+            self._stopping = True
+            self._cond.notify()
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout_s)
+        return not thread.is_alive()
+
+    def is_running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stopping
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: forget the parent's thread and lock (never acquire them)."""
+        self._cond = threading.Condition(threading.Lock())
+        self._thread = None
+        self._stopping = False
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._stopping:
+                    now = self._clock()
+                    if self._jobs and self._jobs[0].due <= now:
+                        job = heapq.heappop(self._jobs)
+                        break
+                    wait = self._jobs[0].due - now if self._jobs else None
+                    self._cond.wait(wait)
+                else:
+                    return
+            try:
+                job.run()
+            except Exception as exc:  # the firewall: report the owner, never die
+                self._on_error(job.owner, exc)
+                continue
+            with self._cond:
+                job.due = max(job.due + job.interval_s, self._clock())
+                job.seq = next(self._seq)
+                if id(job.owner) not in self._cancelled:
+                    heapq.heappush(self._jobs, job)

@@ -1,0 +1,84 @@
+"""``hawkwatch report``: what happened over one run — launch, resources, events, spans."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from hawkwatch.analysis.session_report import build_session_report
+from hawkwatch.errors import NotASessionError
+from hawkwatch.report import RENDERERS, get_renderer
+from hawkwatch.store import Session, latest_session, sessions_root
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "session",
+        metavar="SESSION",
+        nargs="?",
+        help="a session folder (hawkwatch or MTHawkeye) or a session name under --root "
+        "(default: the newest session)",
+    )
+    parser.add_argument("--root", help="sessions folder (default: $HAWKWATCH_HOME/sessions)")
+    parser.add_argument(
+        "--format",
+        choices=sorted(RENDERERS),
+        default="console",
+        help="output format (default: console)",
+    )
+    parser.add_argument(
+        "--json", action="store_const", const="json", dest="format", help="same as --format json"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    session = _find_session(args.session, args.root)
+    read = session.records()
+    report = build_session_report(
+        read.records,
+        session.metadata,
+        name=session.name,
+        source="hawkwatch" if session.is_hawkwatch else "mthawkeye",
+        skipped_lines=len(read.skipped),
+    )
+    get_renderer(args.format).render(report, sys.stdout)
+    sys.stdout.flush()
+    problems = []
+    if read.skipped:
+        first = read.skipped[0]
+        problems.append(
+            f"skipped {len(read.skipped):,} unreadable line{'s' if len(read.skipped) != 1 else ''} "
+            f"(first: line {first.line}, {first.reason})"
+        )
+    unusable = sum(finding.count for finding in report.findings)
+    if unusable:
+        problems.append(
+            f"left out {unusable:,} record{'s' if unusable != 1 else ''} whose values could not "
+            "be used (see 'Skipped records' in the report)"
+        )
+    if problems:
+        print(f"hawkwatch: {session.path}: {'; '.join(problems)}", file=sys.stderr)
+    return 0
+
+
+def _find_session(given: str | None, root: str | None) -> Session:
+    """The session named on the command line: a folder, a name under the root, or the newest."""
+    base = sessions_root(root)
+    if given is None:
+        newest = latest_session(base)
+        if newest is None:
+            raise NotASessionError(
+                f"no sessions under {base}; run your app with "
+                "'hawkwatch run -- python app.py' first"
+            )
+        return newest
+    path = Path(given).expanduser()
+    if not path.is_dir() and len(path.parts) == 1 and (base / given).is_dir():
+        path = base / given
+    if not path.exists():
+        raise NotASessionError(
+            f"{given}: no such session folder, nor a session of that name under {base}; "
+            "'hawkwatch sessions' lists them"
+        )
+    return Session.open(path)

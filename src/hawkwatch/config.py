@@ -1,0 +1,299 @@
+"""One typed configuration for the agent, from keyword arguments, environment and file.
+
+Precedence, highest first: keyword arguments to ``hawkwatch.start()`` (or ``hawkwatch run -o``),
+environment variables, ``hawkwatch.toml``, ``[tool.hawkwatch]`` in ``pyproject.toml``, defaults.
+The file is looked for in the current directory and its parents; the first folder holding a
+``hawkwatch.toml`` or a ``pyproject.toml`` with a ``[tool.hawkwatch]`` table wins.
+
+One naming rule for every option: option ``section.name`` = environment variable
+``HAWKWATCH_SECTION_NAME`` = key ``name`` in table ``[section]`` of the file = keyword argument
+``section_name``. Options without a section (``home``, ``enabled``) sit at the top level.
+Reference: ``docs/configuration.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from hawkwatch.errors import ConfigError
+
+ENV_PREFIX: Final = "HAWKWATCH_"
+FILE_NAME: Final = "hawkwatch.toml"
+
+
+def _option(default: Any, doc: str, minimum: float | None = None) -> Any:
+    return field(default=default, metadata={"doc": doc, "min": minimum})
+
+
+@dataclass(frozen=True, slots=True)
+class AppConfig:
+    """Who is being monitored. Set these so sessions of different apps tell apart."""
+
+    name: str | None = _option(None, "application name written to session.json")
+    version: str | None = _option(None, "application version written to session.json")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsConfig:
+    """Retention of session folders; raise ``keep`` on hosts that restart many processes."""
+
+    keep: int = _option(10, "newest sessions kept when a new one starts", 1)
+    max_age_days: float = _option(7.0, "sessions older than this are removed", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourcesConfig:
+    """Memory, CPU and thread sampling. Lengthen the interval to cut its (small) cost."""
+
+    enabled: bool = _option(True, "sample mem, r-mem, avl-mem, cpu, threads-count")
+    interval_s: float = _option(0.5, "seconds between samples", 0.05)
+
+
+@dataclass(frozen=True, slots=True)
+class GcConfig:
+    """Garbage-collection pauses; lower the threshold to see shorter pauses."""
+
+    enabled: bool = _option(True, "record collections that pause the program")
+    threshold_ms: float = _option(10.0, "shortest pause recorded, in milliseconds", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchConfig:
+    """Launch timing: process start to ``hawkwatch.mark_ready()``."""
+
+    enabled: bool = _option(True, "record app-launch: process start to mark_ready()")
+
+
+@dataclass(frozen=True, slots=True)
+class ImportsConfig:
+    """Import timing, like ``python -X importtime``, recorded under ``hawkwatch run``."""
+
+    enabled: bool = _option(True, "record slow imports in import-time")
+    threshold_ms: float = _option(1.0, "shortest cumulative import time recorded, in ms", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
+
+    enabled: bool = _option(True, "start the agent at all")
+    home: str | None = _option(None, "root folder; sessions go to <home>/sessions")
+    app: AppConfig = field(default_factory=AppConfig)
+    sessions: SessionsConfig = field(default_factory=SessionsConfig)
+    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
+    gc: GcConfig = field(default_factory=GcConfig)
+    launch: LaunchConfig = field(default_factory=LaunchConfig)
+    imports: ImportsConfig = field(default_factory=ImportsConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One option: its dotted name, type, default and documentation."""
+
+    name: str
+    section: str | None
+    field_name: str
+    type: Any
+    default: Any
+    doc: str
+    minimum: float | None
+
+    @property
+    def env_var(self) -> str:
+        return ENV_PREFIX + self.name.replace(".", "_").upper()
+
+    @property
+    def flat_name(self) -> str:
+        return self.name.replace(".", "_")
+
+
+def option_specs() -> list[OptionSpec]:
+    """Every option, in documentation order."""
+    specs: list[OptionSpec] = []
+    hints = typing.get_type_hints(Config)
+    for top in dataclasses.fields(Config):
+        if dataclasses.is_dataclass(hints[top.name]):
+            section_type = hints[top.name]
+            section_hints = typing.get_type_hints(section_type)
+            specs.extend(
+                _spec(top.name, inner, section_hints[inner.name])
+                for inner in dataclasses.fields(section_type)
+            )
+        else:
+            specs.append(_spec(None, top, hints[top.name]))
+    return specs
+
+
+def _spec(section: str | None, f: dataclasses.Field[Any], kind: Any) -> OptionSpec:
+    name = f"{section}.{f.name}" if section else f.name
+    return OptionSpec(name, section, f.name, kind, f.default, f.metadata["doc"], f.metadata["min"])
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """The effective config, where each non-default value came from, and the problems found."""
+
+    config: Config
+    sources: dict[str, str]
+    problems: list[str]
+    file: Path | None
+
+
+def load_config(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+) -> LoadedConfig:
+    """Build the config from keyword overrides, environment and file.
+
+    With ``strict``, the first unknown option or bad value raises ``ConfigError`` naming it and
+    the accepted forms; otherwise problems are collected and the default is used instead, so a
+    typo never stops the host application.
+    """
+    specs = {spec.name: spec for spec in option_specs()}
+    by_flat = {spec.flat_name: spec for spec in specs.values()}
+    environ = os.environ if environ is None else environ
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+    def problem(message: str) -> None:
+        if strict:
+            raise ConfigError(message)
+        problems.append(message)
+
+    def put(spec: OptionSpec, raw: Any, source: str) -> None:
+        try:
+            values[spec.name] = _convert(spec, raw)
+            sources[spec.name] = source
+        except ValueError as exc:
+            problem(f"{source}: {exc}")
+
+    try:
+        file_path, file_options = _find_file(Path.cwd() if cwd is None else Path(cwd))
+    except ConfigError as exc:
+        problem(str(exc))
+        file_path, file_options = None, {}
+    for dotted, raw in file_options.items():
+        spec = specs.get(dotted)
+        if spec is None:
+            problem(f"{file_path}: unknown option {dotted!r}; {_valid_names(specs)}")
+        else:
+            put(spec, raw, f"{file_path} ({dotted})")
+
+    for variable, raw in environ.items():
+        if not variable.startswith(ENV_PREFIX):
+            continue
+        spec = by_flat.get(variable[len(ENV_PREFIX) :].lower())
+        if spec is None:
+            problem(f"unknown environment variable {variable}; {_valid_env(specs)}")
+        else:
+            put(spec, raw, f"environment {variable}")
+
+    for name, raw in (overrides or {}).items():
+        spec = specs.get(name) or by_flat.get(name)
+        if spec is None:
+            problem(f"unknown option {name!r}; {_valid_names(specs)}")
+        elif raw is not None:  # None means "not given" (start(app_name=None))
+            put(spec, raw, f"option {spec.name}")
+
+    return LoadedConfig(_build(values), sources, problems, file_path)
+
+
+def _build(values: Mapping[str, Any]) -> Config:
+    hints = typing.get_type_hints(Config)
+    top: dict[str, Any] = {}
+    for f in dataclasses.fields(Config):
+        section_type = hints[f.name]
+        if dataclasses.is_dataclass(section_type):
+            inner = {
+                g.name: values[f"{f.name}.{g.name}"]
+                for g in dataclasses.fields(section_type)
+                if f"{f.name}.{g.name}" in values
+            }
+            top[f.name] = section_type(**inner)  # type: ignore[operator]
+        elif f.name in values:
+            top[f.name] = values[f.name]
+    return Config(**top)
+
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def _convert(spec: OptionSpec, raw: Any) -> Any:
+    kind = spec.type
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError(f"{spec.name} = {raw!r} is not a boolean (use true/false, 1/0, yes/no)")
+    if kind in (int, float):
+        try:
+            number = kind(raw) if not isinstance(raw, bool) else None
+        except (TypeError, ValueError):
+            number = None
+        if number is None:
+            expected = "an integer" if kind is int else "a number"
+            raise ValueError(f"{spec.name} = {raw!r} is not {expected}")
+        if spec.minimum is not None and number < spec.minimum:
+            raise ValueError(f"{spec.name} = {raw!r} is below its minimum {spec.minimum:g}")
+        return number
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise ValueError(f"{spec.name} = {raw!r} is not a string")
+    return raw
+
+
+def _find_file(start: Path) -> tuple[Path | None, dict[str, Any]]:
+    for folder in (start, *start.parents):
+        own = folder / FILE_NAME
+        if own.is_file():
+            return own, _flatten(_read_toml(own))
+        project = folder / "pyproject.toml"
+        if project.is_file():
+            table = _read_toml(project).get("tool", {}).get("hawkwatch")
+            if isinstance(table, dict):
+                return project, _flatten(table)
+    return None, {}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the configuration: {exc}") from exc
+
+
+def _flatten(table: Mapping[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        if isinstance(value, dict):
+            for inner, inner_value in value.items():
+                flat[f"{key}.{inner}"] = inner_value
+        else:
+            flat[key] = value
+    return flat
+
+
+def _valid_names(specs: Mapping[str, OptionSpec]) -> str:
+    return "valid options: " + ", ".join(specs)
+
+
+def _valid_env(specs: Mapping[str, OptionSpec]) -> str:
+    return "valid variables: " + ", ".join(spec.env_var for spec in specs.values())

@@ -1,0 +1,281 @@
+"""The session report: what happened over one run, as plain data (no I/O).
+
+Built by ``hawkwatch.analysis.session_report.build_session_report`` from a session's records,
+for hawkwatch's own sessions and MTHawkeye folders alike; laid out by ``hawkwatch.report``.
+
+Conventions: ``*_time`` and ``time`` are Unix seconds; ``offset_s`` is seconds since the session
+start (None when the start is unknown); other durations carry their unit in the name. Lists that
+are capped keep the full count beside them (``events_total``, ``errors_total``, …).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal, NamedTuple
+
+REPORT_FORMAT: Final = "hawkwatch-report"
+REPORT_VERSION: Final = 1
+"""Bumped only for a change an old reader of the JSON twin would misread."""
+
+SessionSource = Literal["hawkwatch", "mthawkeye"]
+LaunchLayout = Literal["hawkwatch", "mthawkeye"]
+
+
+class MetadataEntry(NamedTuple):
+    """One ``session.json`` entry not shown elsewhere; nested keys are joined with dots."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """Who ran, when, and for how long.
+
+    ``end_time`` is the latest time found in the records (sample, event, span end, …), so
+    ``duration_s`` is how long the session was observed, not necessarily how long it ran.
+    """
+
+    name: str
+    source: SessionSource
+    start_time: float | None
+    end_time: float | None
+    duration_s: float | None
+    record_count: int
+    app_name: str | None = None
+    app_version: str | None = None
+    pid: int | None = None
+    python: str | None = None
+    platform: str | None = None
+    hostname: str | None = None
+    command: str | None = None
+    hawkwatch_version: str | None = None
+    details: tuple[MetadataEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchPhase:
+    """One captured launch milestone.
+
+    ``offset_ms`` is measured from the launch origin (the process start); ``delta_ms`` from the
+    previous captured phase, so the deltas of a launch add up to the last phase's offset.
+    """
+
+    name: str
+    label: str
+    time: float
+    offset_ms: float
+    delta_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchBreakdown:
+    """A launch split into phases, in time order, from hawkwatch's or MTHawkeye's fields.
+
+    ``duration_ms`` is process start → ready (hawkwatch) or → end of
+    ``didFinishLaunching`` (MTHawkeye); None when either end was not captured.
+    ``not_captured`` lists the labels of the phases whose time was 0 or missing; ``end_label``
+    names the phase the duration runs to.
+    """
+
+    layout: LaunchLayout
+    origin_time: float
+    duration_ms: float | None
+    phases: tuple[LaunchPhase, ...]
+    not_captured: tuple[str, ...] = ()
+    end_label: str = "ready"
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesStats:
+    """Statistics of one sampled series (``r-mem``, ``cpu``, ``fps``, …).
+
+    Samples are stored only when the value changes, so each sample is taken to hold until the
+    next one and the last until the session end. ``mean`` and ``p95`` are weighted by that
+    holding time (``p95``: the value not exceeded 95 % of the observed time); ``min`` and ``max``
+    are over the stored samples. ``points`` are the time-weighted means of ``len(points)`` equal
+    slices of ``first_time`` … session end, for a small chart; ``first_offset_s`` is where that
+    chart starts, relative to the session start.
+    """
+
+    collection: str
+    label: str
+    unit: str
+    count: int
+    min: float
+    mean: float
+    p95: float
+    max: float
+    first_time: float
+    last_time: float
+    last: float
+    points: tuple[float, ...]
+    first_offset_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """A ``custom-time-event``: lifecycle (``App::Start``, …) or the app's own."""
+
+    time: float
+    offset_s: float | None
+    name: str
+    extra: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanGroup:
+    """All ``custom-span`` records of one name; ``p95_ms`` is the nearest-rank 95th percentile."""
+
+    name: str
+    count: int
+    error_count: int
+    total_ms: float
+    mean_ms: float
+    p95_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRow:
+    """One span, as listed among the slowest."""
+
+    name: str
+    start_time: float
+    offset_s: float | None
+    duration_ms: float
+    thread: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanStats:
+    """Spans grouped by name (largest total first; ``group_count`` names in all) and the slowest
+    single spans."""
+
+    count: int
+    group_count: int
+    groups: tuple[SpanGroup, ...]
+    slowest: tuple[SpanRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GcGeneration:
+    """Collections of one generation."""
+
+    generation: int
+    count: int
+    total_ms: float
+    max_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class GcPauseRow:
+    """One recorded ``gc-pause``."""
+
+    time: float
+    offset_s: float | None
+    generation: int
+    duration_ms: float
+    collected: int | None = None
+    uncollectable: int | None = None
+    thread: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GcPauseSummary:
+    """The garbage-collector pauses recorded (only those over the monitor's threshold)."""
+
+    count: int
+    total_ms: float
+    max_ms: float
+    by_generation: tuple[GcGeneration, ...]
+    worst: tuple[GcPauseRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportRow:
+    """One recorded import, as ``python -X importtime`` would show it."""
+
+    module: str
+    cumulative_ms: float
+    self_ms: float | None
+    parent: str | None = None
+    thread: str | None = None
+    time: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    """The slowest imports by cumulative time, and how many were recorded in all."""
+
+    count: int
+    top: tuple[ImportRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExitState:
+    """How the process ended (the last ``exit-state`` record: the supervisor writes after the
+    agent, so it wins when both wrote)."""
+
+    time: float
+    offset_s: float | None
+    clean: bool
+    exit_code: int | None
+    signal: int | None
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorRow:
+    """A ``hawkwatch-error``: a monitor that failed and was stopped."""
+
+    time: float
+    offset_s: float | None
+    plugin: str
+    phase: str
+    error: str
+    traceback: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionCount:
+    """How many records a collection the report does not otherwise show holds."""
+
+    name: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Records of one collection skipped for one reason (their first key, to find them)."""
+
+    collection: str
+    reason: str
+    count: int
+    first_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReport:
+    """Everything ``hawkwatch report`` shows about one session.
+
+    A section is None (or empty) when the session holds no records for it. ``findings`` are
+    records whose values could not be used; ``skipped_lines`` are lines the store reader could
+    not turn into records at all.
+    """
+
+    session: SessionInfo
+    launch: LaunchBreakdown | None
+    resources: tuple[SeriesStats, ...]
+    events: tuple[EventRow, ...]
+    events_total: int
+    spans: SpanStats | None
+    gc: GcPauseSummary | None
+    imports: ImportSummary | None
+    exit: ExitState | None
+    errors: tuple[ErrorRow, ...]
+    errors_total: int
+    other_collections: tuple[CollectionCount, ...]
+    findings: tuple[Finding, ...]
+    skipped_lines: int = 0

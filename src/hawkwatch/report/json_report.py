@@ -1,0 +1,40 @@
+"""The JSON twin of the console report: the same content, keys named after the model's fields.
+
+Top level: ``format`` ("hawkwatch-report"), ``format_version``, then one key per
+``SessionReport`` field (``session``, ``launch``, ``resources``, ``events``, ``events_total``,
+``spans``, ``gc``, ``imports``, ``exit``, ``errors``, ``errors_total``, ``other_collections``,
+``findings``, ``skipped_lines``). Absent sections are ``null``; times are Unix seconds. New
+fields may be added within a format version; none are renamed or removed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, TextIO
+
+from hawkwatch.model.report import REPORT_FORMAT, REPORT_VERSION, SessionReport
+
+output_file_extension = "json"
+
+
+def to_json_dict(report: SessionReport) -> dict[str, Any]:
+    """The report as JSON-ready dicts, lists and scalars."""
+    body = {f.name: _jsonable(getattr(report, f.name)) for f in dataclasses.fields(report)}
+    return {"format": REPORT_FORMAT, "format_version": REPORT_VERSION, **body}
+
+
+def render(report: SessionReport, file: TextIO, width: int | None = None) -> None:
+    """Write the report as indented JSON (``width`` is accepted for the shared contract)."""
+    json.dump(to_json_dict(report), file, indent=2, ensure_ascii=False)
+    file.write("\n")
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # NamedTuple
+        return {name: _jsonable(item) for name, item in zip(value._fields, value, strict=True)}
+    if isinstance(value, tuple | list):
+        return [_jsonable(item) for item in value]
+    return value

@@ -1,0 +1,136 @@
+"""Options from keywords, environment and file: precedence, naming rule, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hawkwatch.config import Config, load_config, option_specs
+from hawkwatch.errors import ConfigError
+
+
+def test_defaults_match_the_documented_starting_values(tmp_path: Path) -> None:
+    config = load_config(environ={}, cwd=tmp_path).config
+    assert config == Config()
+    assert config.resources.interval_s == 0.5
+    assert config.gc.threshold_ms == 10.0
+    assert config.sessions.keep == 10
+    assert config.sessions.max_age_days == 7.0
+
+
+def test_one_naming_rule_links_option_env_var_file_key_and_keyword() -> None:
+    specs = {spec.name: spec for spec in option_specs()}
+    spec = specs["resources.interval_s"]
+    assert spec.env_var == "HAWKWATCH_RESOURCES_INTERVAL_S"
+    assert spec.flat_name == "resources_interval_s"
+    assert specs["home"].env_var == "HAWKWATCH_HOME"
+    assert all(
+        s.name.endswith(".enabled")
+        for s in specs.values()
+        if s.field_name == "enabled" and s.section
+    )
+    assert {s.section for s in specs.values() if s.field_name == "enabled"} >= {
+        "resources",
+        "gc",
+        "launch",
+        "imports",
+    }
+
+
+def test_keyword_beats_environment_beats_hawkwatch_toml_beats_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.hawkwatch.gc]\nthreshold_ms = 1\n[tool.hawkwatch.resources]\ninterval_s = 9\n"
+    )
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "hawkwatch.toml").write_text(
+        "[resources]\ninterval_s = 2.0\nenabled = false\n[app]\nname = 'from-file'\n"
+    )
+    environ = {"HAWKWATCH_RESOURCES_INTERVAL_S": "3", "HAWKWATCH_APP_NAME": "from-env"}
+
+    loaded = load_config({"resources_interval_s": 4.0}, environ=environ, cwd=project)
+
+    assert loaded.config.resources.interval_s == 4.0
+    assert loaded.config.app.name == "from-env"
+    assert loaded.config.resources.enabled is False
+    assert loaded.config.gc.threshold_ms == 10.0  # hawkwatch.toml found first: pyproject unused
+    assert loaded.file == project / "hawkwatch.toml"
+    assert loaded.sources["resources.interval_s"] == "option resources.interval_s"
+    assert loaded.sources["app.name"] == "environment HAWKWATCH_APP_NAME"
+
+
+def test_pyproject_table_is_found_from_a_subfolder(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.hawkwatch]\nhome = '/srv/hw'\n[tool.hawkwatch.gc]\nthreshold_ms = 2.5\n"
+    )
+    deep = tmp_path / "src" / "pkg"
+    deep.mkdir(parents=True)
+    loaded = load_config(environ={}, cwd=deep)
+    assert loaded.config.home == "/srv/hw"
+    assert loaded.config.gc.threshold_ms == 2.5
+
+
+def test_dotted_keyword_names_are_accepted(tmp_path: Path) -> None:
+    loaded = load_config({"sessions.keep": 3}, environ={}, cwd=tmp_path)
+    assert loaded.config.sessions.keep == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("true", True), ("1", True), ("YES", True), ("off", False), ("0", False), ("No", False)],
+)
+def test_booleans_from_the_environment(tmp_path: Path, text: str, expected: bool) -> None:
+    loaded = load_config(environ={"HAWKWATCH_GC_ENABLED": text}, cwd=tmp_path, strict=True)
+    assert loaded.config.gc.enabled is expected
+
+
+def test_unknown_option_is_a_clear_error_listing_the_valid_ones(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config({"resources_intervall_s": 1}, environ={}, cwd=tmp_path, strict=True)
+    message = str(caught.value)
+    assert "resources_intervall_s" in message
+    assert "resources.interval_s" in message and "gc.threshold_ms" in message
+
+
+def test_unknown_environment_variable_names_the_valid_variables(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"HAWKWATCH_GC_TRESHOLD_MS": "5"}, cwd=tmp_path, strict=True)
+    assert "HAWKWATCH_GC_TRESHOLD_MS" in str(caught.value)
+    assert "HAWKWATCH_GC_THRESHOLD_MS" in str(caught.value)
+
+
+def test_unknown_file_key_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "hawkwatch.toml").write_text("[resources]\nintervl_s = 1\n")
+    with pytest.raises(
+        ConfigError, match=r"hawkwatch\.toml: unknown option 'resources\.intervl_s'"
+    ):
+        load_config(environ={}, cwd=tmp_path, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "fragment"),
+    [
+        ("HAWKWATCH_RESOURCES_INTERVAL_S", "fast", "is not a number"),
+        ("HAWKWATCH_RESOURCES_INTERVAL_S", "0.001", "below its minimum"),
+        ("HAWKWATCH_SESSIONS_KEEP", "2.5", "is not an integer"),
+        ("HAWKWATCH_GC_ENABLED", "maybe", "is not a boolean"),
+    ],
+)
+def test_bad_values_are_named_with_the_accepted_form(
+    tmp_path: Path, variable: str, value: str, fragment: str
+) -> None:
+    with pytest.raises(ConfigError, match=fragment):
+        load_config(environ={variable: value}, cwd=tmp_path, strict=True)
+
+
+def test_lenient_loading_keeps_defaults_and_reports_each_problem(tmp_path: Path) -> None:
+    (tmp_path / "hawkwatch.toml").write_text("not = [valid toml")
+    loaded = load_config(
+        {"nope": 1, "gc_threshold_ms": "x"},
+        environ={"HAWKWATCH_SESSIONS_KEEP": "0"},
+        cwd=tmp_path,
+    )
+    assert loaded.config == Config()
+    assert len(loaded.problems) == 4
+    assert any("cannot read the configuration" in p for p in loaded.problems)

@@ -1,0 +1,76 @@
+"""Imports point down the stack only, and the agent side needs nothing but stdlib and psutil.
+
+Walks every module's imports with ``ast`` (STYLE.md §1); an upward edge fails with its place.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "hawkwatch"
+
+# layer -> the hawkwatch layers it may import (itself always allowed)
+ALLOWED: dict[str, set[str]] = {
+    "_version": set(),
+    "errors": set(),
+    "model": set(),
+    "config": {"errors"},
+    "store": {"model", "errors", "_version"},
+    "formats": {"model", "errors", "store"},
+    "analysis": {"model"},
+    "report": {"model"},
+    "agent": {"model", "errors", "_version", "store", "config", "analysis"},
+    "launcher": {"agent", "config", "errors", "model", "store"},
+    "cli": {"*"},
+    "__main__": {"cli"},
+    "__init__": {"agent", "errors", "_version"},
+}
+AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version")
+
+
+def _layer(path: Path) -> str:
+    relative = path.relative_to(SRC)
+    return relative.parts[0].removesuffix(".py")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+    return found
+
+
+MODULES = sorted(SRC.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_point_down_the_stack(path: Path) -> None:
+    layer = _layer(path)
+    allowed = ALLOWED[layer]
+    for line, name in _imports(path):
+        parts = name.split(".")
+        if parts[0] != "hawkwatch" or len(parts) < 2:
+            continue
+        target = parts[1]
+        assert "*" in allowed or target == layer or target in allowed, (
+            f"{path.relative_to(SRC)}:{line}: layer {layer!r} imports {name!r}"
+        )
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in MODULES if _layer(p) in AGENT_SIDE], ids=lambda p: str(p.relative_to(SRC))
+)
+def test_agent_side_needs_only_the_standard_library_and_psutil(path: Path) -> None:
+    for line, name in _imports(path):
+        top = name.split(".")[0]
+        assert top in sys.stdlib_module_names or top in {"hawkwatch", "psutil"}, (
+            f"{path.relative_to(SRC)}:{line}: imports {name!r}"
+        )
