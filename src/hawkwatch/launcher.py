@@ -23,10 +23,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Final
 
-from hawkwatch.agent.bootstrap import BOOTSTRAP_DIR, SESSION_FILE_VAR, SUPERVISED_VAR
 from hawkwatch.config import load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
 from hawkwatch.model import collections as c
+from hawkwatch.runenv import BOOTSTRAP_DIR, PYTHON_VAR, SESSION_FILE_VAR, SUPERVISED_VAR
 from hawkwatch.store import RecordStore
 
 FORWARDED_SIGNALS: Final = tuple(
@@ -77,7 +77,7 @@ def build_environment(
         spec = specs.get(name) or by_flat[name]
         env[spec.env_var] = value
     env[SUPERVISED_VAR] = "1"
-    env["_HAWKWATCH_PYTHON"] = sys.executable  # named in the warning if the program's lacks us
+    env[PYTHON_VAR] = sys.executable
     env[SESSION_FILE_VAR] = str(session_file)
     return env
 

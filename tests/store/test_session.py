@@ -107,7 +107,9 @@ def test_session_json_describes_the_process(home):
     assert meta["executable"] == sys.executable
     assert meta["python_version"] == platform.python_version()
     assert meta["hostname"] == socket.gethostname()
-    assert meta["platform"] == platform.platform()
+    system = os.uname()  # not platform.platform(): that starts a `uname -p` child process
+    assert meta["platform"] == f"{system.sysname}-{system.release}-{system.machine}"
+    assert meta["python_implementation"] == platform.python_implementation()
     assert meta["start_time"] == start
     assert (meta["app_name"], meta["app_version"]) == ("shop", "2.1.0")
     assert meta["command"] == "run"

@@ -14,14 +14,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Final
+from types import FrameType
 
 from hawkwatch.agent import api
-
-BOOTSTRAP_DIR: Final = Path(__file__).resolve().parent / "_bootstrap"
-SUPERVISED_VAR: Final = "_HAWKWATCH_SUPERVISED"
-SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
-_MAIN_EVENTS: Final = frozenset({"cpython.run_file", "cpython.run_module", "cpython.run_command"})
+from hawkwatch.runenv import SESSION_FILE_VAR, SUPERVISED_VAR
 
 
 def start_from_environment() -> None:
@@ -41,17 +37,22 @@ def start_from_environment() -> None:
 
 
 def _watch_for_main_start() -> None:
-    """Note the moment CPython starts the main script, module or ``-c`` command.
+    """Note the moment the main script, module or ``-c`` command starts running.
 
-    Audit hooks cannot be removed; after the first main-start event this one returns at once.
+    A profile hook on this thread sees the first frame of ``__main__`` and removes itself, so
+    it costs only the few calls between here and the program's first line. (An audit hook
+    would be simpler, but can never be removed: it would tax ``id()``, ``sys._getframe()`` and
+    every other audited call for the life of the process.)
     """
-    done = False
+    if sys.getprofile() is not None:
+        return  # someone else profiles this thread already; main start stays "not captured"
 
-    def on_audit(event: str, args: tuple[object, ...]) -> None:
-        nonlocal done
-        if done or event not in _MAIN_EVENTS:
+    def on_call(frame: FrameType, event: str, arg: object) -> None:
+        if event != "call" or frame.f_code.co_name != "<module>":
             return
-        done = True
+        if frame.f_globals.get("__name__") != "__main__":
+            return
+        sys.setprofile(None)
         agent = api.current_agent()
         if agent is not None:
             try:
@@ -59,4 +60,4 @@ def _watch_for_main_start() -> None:
             except Exception as exc:  # never into the interpreter's start-up
                 agent.record_error("launch", "run", f"{type(exc).__name__}: {exc}")
 
-    sys.addaudithook(on_audit)
+    sys.setprofile(on_call)

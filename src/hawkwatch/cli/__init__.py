@@ -28,7 +28,8 @@ COMMANDS: Final = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the subcommand named in ``argv`` (all, if None) is imported and set up."""
     parser = argparse.ArgumentParser(
         prog="hawkwatch", description="Application performance monitoring for Python."
     )
@@ -36,11 +37,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = _chosen_command(argv)
     for name, module_name, help_text in COMMANDS:
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
         sub.set_defaults(_module=module_name)
-        _load(module_name).configure(sub)
+        if argv is None or chosen == name:
+            _load(module_name).configure(sub)
     return parser
+
+
+def _chosen_command(argv: list[str] | None) -> str | None:
+    if argv is None:
+        return None
+    names = {name for name, _, _ in COMMANDS}
+    for token in argv:
+        if not token.startswith("-"):
+            return token if token in names else None
+    return None
 
 
 def _load(module_name: str) -> ModuleType:
@@ -49,7 +62,8 @@ def _load(module_name: str) -> ModuleType:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "_module", None):
         parser.print_help(sys.stderr)

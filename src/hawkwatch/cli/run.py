@@ -13,7 +13,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "hawkwatch run [OPTIONS] -- python app.py ARGS…\n"
         "       hawkwatch run [OPTIONS] -m module ARGS…"
     )
-    parser.add_argument("-m", dest="module", metavar="MODULE", help="run a module (like python -m)")
+    parser.add_argument(
+        "-m",
+        dest="module",
+        nargs=argparse.REMAINDER,
+        metavar="MODULE ARGS",
+        help="run a module (like python -m); everything after it goes to the module",
+    )
     parser.add_argument("--app-name", help="application name recorded in the session")
     parser.add_argument("--app-version", help="application version recorded in the session")
     parser.add_argument(
@@ -33,12 +39,17 @@ def run(args: argparse.Namespace) -> int:
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    module = None
+    if args.module is not None:
+        if not args.module:
+            raise ConfigError("-m needs a module name, e.g. 'hawkwatch run -m http.server 8000'")
+        module, command = args.module[0], args.module[1:]
     options = parse_options(args.option)
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:
         options["app.version"] = args.app_version
-    outcome = run_program(command, args.module, options)
+    outcome = run_program(command, module, options)
     if outcome.session_path is None:
         print(
             "hawkwatch: the program did not start the agent (is it a Python program with "

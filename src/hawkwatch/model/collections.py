@@ -34,3 +34,17 @@ HAWKWATCH_ERROR: Final = "hawkwatch-error"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
+
+#: Every collection hawkwatch's agent (and ``hawkwatch run``) writes, documented in
+#: ``docs/collections.md``.
+AGENT_COLLECTIONS: Final = (
+    LAUNCH_TIME,
+    *RESOURCE_SERIES,
+    GC_PAUSE,
+    APP_LAUNCH,
+    IMPORT_TIME,
+    CUSTOM_TIME_EVENT,
+    CUSTOM_SPAN,
+    EXIT_STATE,
+    HAWKWATCH_ERROR,
+)

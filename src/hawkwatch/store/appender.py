@@ -11,9 +11,10 @@ A line reaches the ``.mmap2`` with one memory copy and no system call, and the k
 pages of a MAP_SHARED mapping when the process is killed, so every appended line survives a crash.
 hawkwatch adds two things that MTHawkeye readers never see (they lie after the first NUL):
 
-* **Commit order.** An append writes the end marker first, then the line from its second byte on,
-  and the line's first byte last. That byte replaces the NUL that ended the old data, so a kill at
-  any instant leaves either the old valid prefix or the new one, never a torn line.
+* **Commit order.** An append copies the line with its first byte replaced by NUL, and the end
+  marker, over the NUL that ended the old data (which so stays NUL); then it writes the line's
+  first byte. A kill at any instant leaves either the old valid prefix or the new one, never a
+  torn line.
 * **Flush journal.** While a block is copied to ``.mtlog``, the last 24 bytes of the ``.mmap2``
   hold ``{magic, .mtlog offset, length, digest}``. Reopening (or reading) after a kill in the middle
   of a flush uses it to keep the block exactly once. MTHawkeye's own data never reaches that far.
@@ -115,9 +116,16 @@ class AppenderFile:
         self.append_encoded(data + END_MARKER)
 
     def append_encoded(self, data: bytes) -> None:
-        """Append a line already encoded as ``body + LF + END_MARKER`` (the hot path).
+        """Append a line already encoded as ``body + LF + END_MARKER``."""
+        self.append_split(data[0], b"\x00" + data[1:])
 
-        The caller guarantees the shape; ``RecordStore`` builds it in one step.
+    def append_split(self, first: int, data: bytes) -> None:
+        """The hot path: ``data`` is ``body + LF + END_MARKER`` with the body's first byte
+        replaced by NUL, and ``first`` is that byte.
+
+        ``data`` is copied whole over the NUL that ends the valid data, which stays NUL; then
+        ``first`` commits the line. ``RecordStore.store`` builds both in one step, so the commit
+        order costs no extra copy.
         """
         lock = self._lock
         lock.acquire()  # acquire/release: half the cost of a with-block on this path
@@ -133,10 +141,8 @@ class AppenderFile:
                 start = self._length
                 end = start + len(data) - 4
             buf = self._map
-            # Marker and all but the first byte land after the NUL that ends the valid data;
-            # the first byte, written last, commits the line.
-            buf[start + 1 : end + 4] = data[1:]
-            buf[start] = data[0]
+            buf[start : end + 4] = data
+            buf[start] = first  # the commit: until now the valid data ended at `start`
             self._length = end
             if end >= FLUSH_THRESHOLD and not self._flush_requested:
                 self._flush_requested = True

@@ -45,7 +45,8 @@ _ESCAPES = {
     "\u2029": "\\u2029",
 }
 _ESCAPE_TABLE = str.maketrans(_ESCAPES)
-_checked_collections: set[str] = set()  # collections are few; checking each once is enough
+# Collections are few, so each is checked once; the fast path then splits off its first byte.
+_collection_heads: dict[str, tuple[int, str]] = {}
 _MAX_ENCODED_BYTES: Final = MAX_LINE_BYTES + 1 + len(END_MARKER)
 _UNESCAPE = {v: k for k, v in _ESCAPES.items()}
 _ESCAPE_SEQUENCE = re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)")
@@ -76,10 +77,11 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
     break, and when the line would exceed MTHawkeye's 16,254-byte line limit.
     """
     # Fast path first: isprintable() is False for every line break, NUL and other controls.
-    if collection not in _checked_collections:
+    if collection not in _collection_heads:
         _check_name("collection", collection)
-        if len(_checked_collections) < 1024:
-            _checked_collections.add(collection)
+        if len(_collection_heads) < 1024 and collection[0].isascii():
+            # For the fast path: the first byte apart, and the rest behind a NUL placeholder.
+            _collection_heads[collection] = (ord(collection[0]), "\x00" + collection[1:])
     if not key or not key.isprintable() or "," in key:
         _check_name("key", key)
     if not value.isprintable() or value.startswith(ESCAPE_PREFIX):
@@ -177,7 +179,7 @@ class RecordStore:
     def __init__(self, folder: str | os.PathLike[str], *, launch_time: float | None = None) -> None:
         self.folder = Path(folder)
         self._appender = AppenderFile(self.folder, RECORDS_NAME)
-        self._append = self._appender.append_encoded
+        self._append_split = self._appender.append_split
         if self._appender.is_new:
             started = launch_time if launch_time is not None else process_start_time()
             stamp = repr(round(started, 6))
@@ -188,18 +190,19 @@ class RecordStore:
         """Append one record now, on the calling thread (about a microsecond, no system call)."""
         # Fast path, equivalent to encode_record() for the common case (tested against it):
         # a known collection, and a key and value that are printable, so need no escaping.
+        head = _collection_heads.get(collection)
         if (
-            collection in _checked_collections
+            head is not None
             and key
             and "," not in key
             and key.isprintable()
             and value.isprintable()
         ):
-            data = f"{collection},{key},{value}\n\x00\x00\x00\r".encode()
+            data = f"{head[1]},{key},{value}\n\x00\x00\x00\r".encode()
             if len(data) <= _MAX_ENCODED_BYTES:
-                self._append(data)
+                self._append_split(head[0], data)
                 return
-        self._append(encode_record(collection, key, value))
+        self._appender.append_encoded(encode_record(collection, key, value))
 
     def store_async(self, collection: str, key: str, value: str) -> None:
         """Queue one record for the store's background thread; never blocks.

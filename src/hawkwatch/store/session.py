@@ -37,6 +37,7 @@ METADATA_VERSION: Final = 1
 DEFAULT_KEEP: Final = 10
 DEFAULT_MAX_AGE_DAYS: Final = 7.0
 
+_IMPLEMENTATIONS: Final = {"cpython": "CPython", "pypy": "PyPy"}
 _NAME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)_(\d\d)[-:](\d\d)[-:](\d\d)\+(\d{3})$")
 _STORE_FILES: Final = (f"{RECORDS_NAME}.mtlog", f"{RECORDS_NAME}.mmap2", METADATA_NAME)
 
@@ -253,9 +254,8 @@ def _make_unique_folder(base: Path, started: float) -> Path:
 
 
 def _metadata(started: float, app_name: str | None, app_version: str | None) -> dict[str, Any]:
-    import platform
-    import socket
-
+    # os.uname() rather than platform.platform(), which runs `uname -p` in a child process.
+    system = os.uname()
     return {
         "format": METADATA_FORMAT,
         "format_version": METADATA_VERSION,
@@ -264,10 +264,12 @@ def _metadata(started: float, app_name: str | None, app_version: str | None) -> 
         "ppid": os.getppid(),
         "argv": list(sys.argv),
         "executable": sys.executable,
-        "python_version": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "hostname": socket.gethostname(),
-        "platform": platform.platform(),
+        "python_version": ".".join(str(part) for part in sys.version_info[:3]),
+        "python_implementation": _IMPLEMENTATIONS.get(
+            sys.implementation.name, sys.implementation.name
+        ),
+        "hostname": system.nodename,
+        "platform": f"{system.sysname}-{system.release}-{system.machine}",
         "start_time": started,
         "app_name": app_name,
         "app_version": app_version,

@@ -12,10 +12,12 @@ import sys
 
 
 def _start_hawkwatch() -> None:
+    if os.environ.get("HAWKWATCH_ENABLED", "").strip().lower() in ("0", "false", "no", "off"):
+        return  # switched off: not even imported
     try:
         from hawkwatch.agent.bootstrap import start_from_environment
     except ImportError:
-        hint = os.environ.get("_HAWKWATCH_PYTHON")
+        hint = os.environ.get("_HAWKWATCH_PYTHON")  # hawkwatch.runenv.PYTHON_VAR
         logging.getLogger("hawkwatch").warning(
             "hawkwatch: not installed for %s; running without monitoring%s",
             sys.executable,

@@ -1,0 +1,19 @@
+"""The contract between ``hawkwatch run`` and the agent's bootstrap in the program it starts.
+
+Kept in a module of its own, importing nothing, so that neither side has to import the other
+(the supervisor must not pay for importing the agent it never runs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+BOOTSTRAP_DIR: Final = Path(__file__).resolve().parent / "agent" / "_bootstrap"
+"""Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``."""
+SUPERVISED_VAR: Final = "_HAWKWATCH_SUPERVISED"
+"""Set to "1" for the process ``hawkwatch run`` starts; removed from the environment once read."""
+SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
+"""A file the started process writes its session folder's path into, for the supervisor."""
+PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
+"""The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""
