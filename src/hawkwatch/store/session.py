@@ -256,6 +256,7 @@ def _make_unique_folder(base: Path, started: float) -> Path:
 def _metadata(started: float, app_name: str | None, app_version: str | None) -> dict[str, Any]:
     # os.uname() rather than platform.platform(), which runs `uname -p` in a child process.
     system = os.uname()
+    implementation = sys.implementation.name
     return {
         "format": METADATA_FORMAT,
         "format_version": METADATA_VERSION,
@@ -265,9 +266,7 @@ def _metadata(started: float, app_name: str | None, app_version: str | None) -> 
         "argv": list(sys.argv),
         "executable": sys.executable,
         "python_version": ".".join(str(part) for part in sys.version_info[:3]),
-        "python_implementation": _IMPLEMENTATIONS.get(
-            sys.implementation.name, sys.implementation.name
-        ),
+        "python_implementation": _IMPLEMENTATIONS.get(implementation, implementation),
         "hostname": system.nodename,
         "platform": f"{system.sysname}-{system.release}-{system.machine}",
         "start_time": started,
