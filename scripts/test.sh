@@ -5,11 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-find_python() {  # find_python 3.12 -> path of a CPython 3.12 interpreter
-    local version=$1 candidate
-    for candidate in "python$version" "$HOME"/.pyenv/versions/"$version".*/bin/python /root/.pyenv/versions/"$version".*/bin/python; do
-        if command -v "$candidate" >/dev/null 2>&1; then command -v "$candidate"; return 0; fi
-        if [ -x "$candidate" ]; then echo "$candidate"; return 0; fi
+find_python() {  # find_python 3.12 -> path of a working CPython 3.12 interpreter
+    local version=$1 candidate path
+    for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python \
+                     /root/.pyenv/versions/"$version".*/bin/python "python$version"; do
+        path=$(command -v "$candidate" 2>/dev/null) || continue
+        # a pyenv shim exists for every version but fails for those not selected: try it
+        if "$path" -c "import sys; assert sys.version_info[:2] == tuple(map(int, '$version'.split('.')))" 2>/dev/null; then
+            echo "$path"; return 0
+        fi
     done
     return 1
 }
