@@ -81,7 +81,7 @@ class _Worker:
             if action == "append" and appender is not None:
                 _guarded(appender.append_encoded, payload)
             elif action == "flush" and appender is not None:
-                _guarded(appender.flush)
+                _guarded(appender.flush_if_due)
             elif action == "drain" and isinstance(payload, threading.Event):
                 payload.set()
 

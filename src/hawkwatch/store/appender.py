@@ -173,6 +173,14 @@ class AppenderFile:
         self.append_encoded(data)
         return True
 
+    def flush_if_due(self) -> None:
+        """Flush if the buffer is still a third full (the request may be stale: the appending
+        thread can have flushed it in the meantime)."""
+        if self._length >= FLUSH_THRESHOLD:
+            self.flush()
+        else:
+            self._flush_requested = False
+
     def flush(self) -> None:
         """Move the buffered lines to ``.mtlog`` now.
 

@@ -196,7 +196,15 @@ class RecordStore:
             and key
             and "," not in key
             and key.isprintable()
-            and value.isprintable()
+            and (
+                value.isprintable()  # fastest for short values; per character it is slow
+                if len(value) < 64
+                else value.isascii()  # O(1); then only these can need escaping
+                and "\n" not in value
+                and "\r" not in value
+                and "\x00" not in value
+                and value[:1] != ESCAPE_PREFIX
+            )
         ):
             data = f"{head[1]},{key},{value}\n\x00\x00\x00\r".encode()
             if len(data) <= _MAX_ENCODED_BYTES:
