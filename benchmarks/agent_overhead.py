@@ -1,7 +1,7 @@
 """What the agent's default monitors cost a host program: CPU-bound, asyncio HTTP, start-up.
 
 Run: python benchmarks/agent_overhead.py [--pairs 7] [--http-pairs 21] [--quick]
-         [--sections startup,hot,cpu,http] [--arms plain,run,off,start,aa]
+         [--sections startup,hot,cpu,http] [--arms plain,run,off,start,aa] [--app-imports]
 
 Every workload runs as its own process, in five ways ("arms"), with this interpreter
 (``sys.executable``) and the ``hawkwatch`` script next to it:
@@ -28,7 +28,11 @@ Sections:
   hot      ``workloads/hot_paths.py``: ns per call of interpreter paths the agent hooks, and the
            CPU the idle process burns per second (the agent's threads).
   cpu      ``workloads/cpu_mix.py``: seven pyperformance-like kernels, ~4 s; the workload's own
-           perf_counter around the work, per kernel, and the whole process's wall time.
+           perf_counter around the work, per kernel, and the whole process's wall time. With
+           ``--app-imports`` every arm first imports the standard modules a typical service has
+           loaded anyway (logging, dataclasses, typing, pathlib, ...): this small script has a
+           small GC heap, so the ~9k objects those modules add make each full collection
+           slower; with them loaded in all arms, what remains is the monitors' own cost.
   http     ``workloads/asyncio_http.py`` (asyncio streams, keep-alive) under a fixed closed-loop
            load from ``workloads/http_load.py`` in a second process: requests/s, p50/p99 latency
            and the server's CPU per request. Each round starts one server per arm; the load
@@ -397,9 +401,11 @@ def section_hot(arms: Sequence[Arm], n_rounds: int, setup: Setup, quick: bool) -
     print(f"{'idle: CPU ms per second':<34}" + "".join(cells))
 
 
-def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> dict[str, Ratios]:
+def section_cpu(
+    arms: Sequence[Arm], pairs: int, setup: Setup, scale: float, app_imports: bool = False
+) -> dict[str, Ratios]:
     samples: dict[str, list[dict[str, float]]] = {arm.name: [] for arm in arms}
-    args = ["--scale", f"{scale:g}"]
+    args = ["--scale", f"{scale:g}", *(["--app-imports"] if app_imports else [])]
     gc_counts: dict[str, list[list[int]]] = {arm.name: [] for arm in arms}
     for index, order in rounds(arms, pairs):
         for arm in order:
@@ -424,8 +430,9 @@ def section_cpu(arms: Sequence[Arm], pairs: int, setup: Setup, scale: float) -> 
                 samples[arm.name].append(row)
                 gc_counts[arm.name].append(result["gc_collections"])
 
+    flag = " --app-imports" if app_imports else ""
     print(
-        f"\n## cpu-bound: {CPU_MIX.name} --scale {scale:g} ({pairs} rounds after a warm-up; "
+        f"\n## cpu-bound: {CPU_MIX.name} --scale {scale:g}{flag} ({pairs} rounds after a warm-up; "
         "Δ = median of per-round ratios vs plain, (min .. max))"
     )
     print(
@@ -714,6 +721,12 @@ def main() -> None:
     )
     parser.add_argument("--scale", type=float, help="cpu_mix work scale (default 1.0; 0.25 quick)")
     parser.add_argument(
+        "--app-imports",
+        action="store_true",
+        help="cpu-bound: every arm first imports the stdlib modules a typical service has loaded,"
+        " so the agent's own cost is measured apart from what importing them adds to the GC heap",
+    )
+    parser.add_argument(
         "--requests",
         type=int,
         help="timed HTTP requests per server and round (default 5000; 2000 quick)",
@@ -795,7 +808,7 @@ def main() -> None:
             section_hot(arms, 2 if args.quick else 3, setup, args.quick)
         if "cpu" in sections:
             print(f"\n## running cpu-bound: {CPU_MIX.name}", flush=True)
-            results_cpu = section_cpu(arms, pairs, setup, scale)
+            results_cpu = section_cpu(arms, pairs, setup, scale, args.app_imports)
         if "http" in sections:
             print(f"\n## running asyncio http: {HTTP_SERVER.name}", flush=True)
             results_http = section_http(arms, http_pairs, setup, load)
