@@ -39,9 +39,11 @@ def run(args: argparse.Namespace) -> int:
     table = Table(
         title=f"hawkwatch options (file: {loaded.file or 'none found'})", title_justify="left"
     )
-    for column in ("option", "value", "source", "environment variable"):
-        table.add_column(column)
+    table.add_column("option", no_wrap=True)
+    table.add_column("value", no_wrap=True)
+    table.add_column("environment variable", no_wrap=True)
+    table.add_column("source", overflow="fold")
     for row in rows:
-        table.add_row(str(row["option"]), repr(row["value"]), str(row["source"]), str(row["env"]))
+        table.add_row(str(row["option"]), repr(row["value"]), str(row["env"]), str(row["source"]))
     Console().print(table)
     return 0
