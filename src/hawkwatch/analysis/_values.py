@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
 
 from hawkwatch.model import Record
 from hawkwatch.model.report import Finding
+
+T = TypeVar("T")
 
 MAX_MAGNITUDE: Final = 1e15
 """Larger numbers are no measurement (1e15 s is 30 million years, 1e15 MB a zettabyte); refusing
@@ -115,6 +118,17 @@ class Findings:
             Finding(collection, reason, count, first_key)
             for (collection, reason), (count, first_key) in sorted(self._found.items())
         )
+
+
+def parse_each(records: list[Record], findings: Findings, parse: Callable[[Record], T]) -> list[T]:
+    """``parse`` every record, in order; a record it rejects (``ValueError``) becomes a finding."""
+    rows: list[T] = []
+    for record in records:
+        try:
+            rows.append(parse(record))
+        except ValueError as exc:
+            findings.add(record, str(exc))
+    return rows
 
 
 def offset(moment: float, start: float | None) -> float | None:

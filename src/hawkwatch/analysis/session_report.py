@@ -21,6 +21,7 @@ from hawkwatch.analysis._values import (
     offset,
     optional_int,
     optional_text,
+    parse_each,
     parse_number,
     parse_object,
     time_and_object,
@@ -212,16 +213,10 @@ def _launch(
 
 
 def _samples(records: list[Record], findings: Findings) -> list[_series.Sample]:
-    found: list[_series.Sample] = []
-    for record in records:
-        try:
-            found.append(
-                _series.Sample(parse_number(record.key, "key"), parse_number(record.value))
-            )
-        except ValueError as exc:
-            findings.add(record, str(exc))
-    found.sort(key=lambda sample: sample.time)
-    return found
+    def sample(record: Record) -> _series.Sample:
+        return _series.Sample(parse_number(record.key, "key"), parse_number(record.value))
+
+    return sorted(parse_each(records, findings, sample), key=lambda found: found.time)
 
 
 def _series_stats(
@@ -253,23 +248,16 @@ def _series_stats(
 
 
 def _events(records: list[Record], start: float | None, findings: Findings) -> list[EventRow]:
-    rows: list[EventRow] = []
-    for record in records:
-        try:
-            moment, data = time_and_object(record, "time")
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        rows.append(
-            EventRow(
-                time=moment,
-                offset_s=offset(moment, start),
-                name=optional_text(data, "event") or "",
-                extra=optional_text(data, "extra"),
-            )
+    def row(record: Record) -> EventRow:
+        moment, data = time_and_object(record, "time")
+        return EventRow(
+            time=moment,
+            offset_s=offset(moment, start),
+            name=optional_text(data, "event") or "",
+            extra=optional_text(data, "extra"),
         )
-    rows.sort(key=lambda row: row.time)
-    return rows
+
+    return sorted(parse_each(records, findings, row), key=lambda found: found.time)
 
 
 def _exit_state(records: list[Record], start: float | None, findings: Findings) -> ExitState | None:
@@ -297,23 +285,16 @@ def _exit_state(records: list[Record], start: float | None, findings: Findings) 
 
 
 def _errors(records: list[Record], start: float | None, findings: Findings) -> list[ErrorRow]:
-    rows: list[ErrorRow] = []
-    for record in records:
-        try:
-            moment = parse_number(record.key, "key")
-            data = parse_object(record.value)
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        rows.append(
-            ErrorRow(
-                time=moment,
-                offset_s=offset(moment, start),
-                plugin=optional_text(data, "plugin") or "",
-                phase=optional_text(data, "phase") or "",
-                error=optional_text(data, "error") or "",
-                traceback=optional_text(data, "traceback"),
-            )
+    def row(record: Record) -> ErrorRow:
+        moment = parse_number(record.key, "key")
+        data = parse_object(record.value)
+        return ErrorRow(
+            time=moment,
+            offset_s=offset(moment, start),
+            plugin=optional_text(data, "plugin") or "",
+            phase=optional_text(data, "phase") or "",
+            error=optional_text(data, "error") or "",
+            traceback=optional_text(data, "traceback"),
         )
-    rows.sort(key=lambda row: row.time)
-    return rows
+
+    return sorted(parse_each(records, findings, row), key=lambda found: found.time)

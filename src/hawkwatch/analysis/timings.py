@@ -13,6 +13,7 @@ from hawkwatch.analysis._values import (
     optional_int,
     optional_number,
     optional_text,
+    parse_each,
     parse_number,
     parse_object,
     time_and_object,
@@ -33,30 +34,25 @@ from hawkwatch.model.report import (
 
 def parse_spans(records: list[Record], start: float | None, findings: Findings) -> list[SpanRow]:
     """``custom-span`` records in stored order; the start is the value's ``start``, else the key."""
-    rows: list[SpanRow] = []
-    for record in records:
-        try:
-            moment, data = time_and_object(record, "start")
-            duration_ms = number_field(data, "duration_ms")
-            name = data.get("name")
-            if not isinstance(name, str) or not name:
-                raise ValueError("missing text 'name'")
-            if duration_ms < 0:
-                raise ValueError("negative 'duration_ms'")
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        rows.append(
-            SpanRow(
-                name=name,
-                start_time=moment,
-                offset_s=offset(moment, start),
-                duration_ms=duration_ms,
-                thread=optional_text(data, "thread"),
-                error=optional_text(data, "error"),
-            )
+
+    def row(record: Record) -> SpanRow:
+        moment, data = time_and_object(record, "start")
+        duration_ms = number_field(data, "duration_ms")
+        name = data.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError("missing text 'name'")
+        if duration_ms < 0:
+            raise ValueError("negative 'duration_ms'")
+        return SpanRow(
+            name=name,
+            start_time=moment,
+            offset_s=offset(moment, start),
+            duration_ms=duration_ms,
+            thread=optional_text(data, "thread"),
+            error=optional_text(data, "error"),
         )
-    return rows
+
+    return parse_each(records, findings, row)
 
 
 def summarize_spans(spans: list[SpanRow], max_rows: int) -> SpanStats | None:
@@ -95,32 +91,27 @@ def parse_gc_pauses(
     records: list[Record], start: float | None, findings: Findings
 ) -> list[GcPauseRow]:
     """``gc-pause`` records (key: start time) in stored order."""
-    rows: list[GcPauseRow] = []
-    for record in records:
-        try:
-            moment = parse_number(record.key, "key")
-            data = parse_object(record.value)
-            duration_ms = number_field(data, "duration_ms")
-            generation = optional_int(data, "generation")
-            if generation is None:
-                raise ValueError("missing integer 'generation'")
-            if duration_ms < 0:
-                raise ValueError("negative 'duration_ms'")
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        rows.append(
-            GcPauseRow(
-                time=moment,
-                offset_s=offset(moment, start),
-                generation=generation,
-                duration_ms=duration_ms,
-                collected=optional_int(data, "collected"),
-                uncollectable=optional_int(data, "uncollectable"),
-                thread=optional_text(data, "thread"),
-            )
+
+    def row(record: Record) -> GcPauseRow:
+        moment = parse_number(record.key, "key")
+        data = parse_object(record.value)
+        duration_ms = number_field(data, "duration_ms")
+        generation = optional_int(data, "generation")
+        if generation is None:
+            raise ValueError("missing integer 'generation'")
+        if duration_ms < 0:
+            raise ValueError("negative 'duration_ms'")
+        return GcPauseRow(
+            time=moment,
+            offset_s=offset(moment, start),
+            generation=generation,
+            duration_ms=duration_ms,
+            collected=optional_int(data, "collected"),
+            uncollectable=optional_int(data, "uncollectable"),
+            thread=optional_text(data, "thread"),
         )
-    return rows
+
+    return parse_each(records, findings, row)
 
 
 def summarize_gc_pauses(pauses: list[GcPauseRow], max_rows: int) -> GcPauseSummary | None:
@@ -145,26 +136,20 @@ def summarize_gc_pauses(pauses: list[GcPauseRow], max_rows: int) -> GcPauseSumma
 
 def parse_imports(records: list[Record], findings: Findings) -> list[ImportRow]:
     """``import-time`` records (key: module name), slowest cumulative time first."""
-    rows: list[ImportRow] = []
-    for record in records:
-        try:
-            data = parse_object(record.value)
-            cumulative_us = number_field(data, "cumulative_us")
-            self_us = optional_number(data, "self_us")
-            moment = optional_number(data, "time")
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        rows.append(
-            ImportRow(
-                module=record.key,
-                cumulative_ms=cumulative_us / 1000,
-                self_ms=None if self_us is None else self_us / 1000,
-                parent=optional_text(data, "parent"),
-                thread=optional_text(data, "thread"),
-                time=moment,
-            )
+
+    def row(record: Record) -> ImportRow:
+        data = parse_object(record.value)
+        self_us = optional_number(data, "self_us")
+        return ImportRow(
+            module=record.key,
+            cumulative_ms=number_field(data, "cumulative_us") / 1000,
+            self_ms=None if self_us is None else self_us / 1000,
+            parent=optional_text(data, "parent"),
+            thread=optional_text(data, "thread"),
+            time=optional_number(data, "time"),
         )
+
+    rows = parse_each(records, findings, row)
     rows.sort(key=lambda row: (-row.cumulative_ms, row.module))
     return rows
 
