@@ -80,7 +80,7 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
     if collection not in _collection_heads:
         _check_name("collection", collection)
         if len(_collection_heads) < 1024 and collection[0].isascii():
-            # For the fast path: the first byte apart, and the rest behind a NUL placeholder.
+            # For the fast path: the first byte apart, and the rest behind a NUL standing in for it.
             _collection_heads[collection] = (ord(collection[0]), "\x00" + collection[1:])
     if not key or not key.isprintable() or "," in key:
         _check_name("key", key)
