@@ -1,0 +1,136 @@
+"""One crash model for every crash format: Apple ``.crash`` / ``.ips``, KSCrash JSON, MTHawkeye.
+
+Readers in ``formats/`` fill it, ``symbols/`` adds function/file/line to its frames, analysis
+groups it, renderers print it. Addresses are runtime (slid) addresses; an image's
+``load_address`` is where its Mach-O header sat in memory. Frames are listed innermost first.
+Fields a format does not carry stay at their defaults (None / empty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def normalize_debug_id(value: str) -> str:
+    """UUID or build id as lowercase hex without dashes or braces: the key debug files match on."""
+    return value.strip().strip("<>{}").replace("-", "").lower()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """What symbolication found for one address; several per frame when functions were inlined.
+
+    Listed innermost (most deeply inlined) first; all but the last have ``inlined=True``.
+    """
+
+    symbol: str
+    file: str | None = None
+    line: int | None = None
+    symbol_offset: int | None = None
+    inlined: bool = False
+
+
+@dataclass(slots=True)
+class CrashFrame:
+    """One native frame. ``symbol``/``file``/``line`` come from the report or symbolication."""
+
+    address: int
+    image: str | None = None
+    image_index: int | None = None
+    symbol: str | None = None
+    symbol_offset: int | None = None
+    file: str | None = None
+    line: int | None = None
+    inlined: bool = False
+    symbolicated: list[SourceLocation] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CrashThread:
+    """One thread of the crashed process, frames innermost first."""
+
+    index: int
+    name: str | None = None
+    queue: str | None = None
+    crashed: bool = False
+    frames: list[CrashFrame] = field(default_factory=list)
+    registers: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CrashImage:
+    """One loaded binary image; ``end_address`` is inclusive (as in ``Binary Images:``)."""
+
+    name: str
+    load_address: int
+    end_address: int | None = None
+    arch: str | None = None
+    uuid: str | None = None
+    path: str | None = None
+    version: str | None = None
+    text_vmaddr: int | None = None
+
+    @property
+    def debug_id(self) -> str | None:
+        return normalize_debug_id(self.uuid) if self.uuid else None
+
+    def contains(self, address: int) -> bool:
+        end = self.end_address
+        return self.load_address <= address and (end is None or address <= end)
+
+
+@dataclass(slots=True)
+class CrashException:
+    """Why the process died: Mach exception, signal, codes and an ObjC/C++/Swift reason."""
+
+    type: str | None = None
+    signal: str | None = None
+    codes: str | None = None
+    subtype: str | None = None
+    reason: str | None = None
+    name: str | None = None
+    address: int | None = None
+
+
+@dataclass(slots=True)
+class CrashReport:
+    """One crash, whatever file it came from.
+
+    ``format`` names the reader (``apple-text``, ``ips``, ``kscrash``, ``hawkeye``);
+    ``metadata`` keeps every header as written (``Process``, ``OS Version``, ...);
+    ``last_exception_backtrace`` is the ObjC exception's stack when the report has one;
+    ``recrash`` is a crash that happened inside the crash handler (KSCrash).
+    """
+
+    format: str
+    metadata: dict[str, str] = field(default_factory=dict)
+    incident_id: str | None = None
+    timestamp: str | None = None
+    process: str | None = None
+    pid: int | None = None
+    bundle_id: str | None = None
+    app_version: str | None = None
+    os_version: str | None = None
+    hardware_model: str | None = None
+    arch: str | None = None
+    exception: CrashException = field(default_factory=CrashException)
+    threads: list[CrashThread] = field(default_factory=list)
+    images: list[CrashImage] = field(default_factory=list)
+    application_specific_info: str | None = None
+    last_exception_backtrace: list[CrashFrame] = field(default_factory=list)
+    recrash: CrashReport | None = None
+
+    @property
+    def crashed_thread(self) -> CrashThread | None:
+        return next((thread for thread in self.threads if thread.crashed), None)
+
+    def image_for(self, frame: CrashFrame) -> CrashImage | None:
+        """The image holding a frame: by index when the format gives one, else by address."""
+        if frame.image_index is not None and 0 <= frame.image_index < len(self.images):
+            return self.images[frame.image_index]
+        by_range = [image for image in self.images if image.contains(frame.address)]
+        if by_range:
+            return max(by_range, key=lambda image: image.load_address)
+        if frame.image:
+            return next((image for image in self.images if image.name == frame.image), None)
+        return None

@@ -1,0 +1,133 @@
+"""Python frames and stacks, the shape every stack-carrying collection shares.
+
+A frame is ``(func, file, line, module)``; its compact text form is ``func (file:line)``.
+Stacks are tuples listed **innermost first**, as in crash reports and MTHawkeye. In records a
+stack is a JSON list of ``[func, file, line]`` triples (module is derivable from the file and is
+left out to keep records small); ``stack_to_json`` / ``stack_from_json`` convert.
+
+``StackTable`` is the uniquing table of ARCHITECTURE.md: each distinct (frame, parent) pair gets
+one id, so a profile of a million samples over a few hundred distinct stacks stays small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+
+class PyFrame(NamedTuple):
+    """One Python frame: qualified function name, source file, line number, module name."""
+
+    func: str
+    file: str
+    line: int
+    module: str = ""
+
+    @property
+    def text(self) -> str:
+        """Compact form ``func (file:line)``, the one used by collapsed stacks and reports."""
+        return f"{self.func} ({self.file}:{self.line})"
+
+    @property
+    def location(self) -> tuple[str, str]:
+        """The frame without its line: what stays the same while a loop body runs."""
+        return (self.func, self.file)
+
+
+Stack = tuple[PyFrame, ...]
+"""Innermost frame first."""
+
+
+def stack_to_json(stack: Sequence[PyFrame]) -> list[list[Any]]:
+    """A stack as a JSON-ready list of ``[func, file, line]`` triples, innermost first."""
+    return [[frame.func, frame.file, frame.line] for frame in stack]
+
+
+def stack_from_json(value: Any) -> Stack:
+    """Inverse of ``stack_to_json``; also accepts ``{"func", "file", "line"}`` objects.
+
+    Raises ``ValueError`` on a value that is not a list of frames, so callers using
+    ``hawkwatch.analysis._values.parse_each`` count it as a skipped record.
+    """
+    if not isinstance(value, list):
+        raise ValueError("a stack must be a list of frames")
+    frames: list[PyFrame] = []
+    for item in value:
+        if isinstance(item, list) and len(item) >= 3:
+            func, file, line = item[0], item[1], item[2]
+        elif isinstance(item, dict):
+            func, file, line = item.get("func"), item.get("file"), item.get("line")
+        else:
+            raise ValueError(f"not a frame: {item!r}")
+        if not isinstance(func, str) or not isinstance(file, str) or not isinstance(line, int):
+            raise ValueError(f"not a frame: {item!r}")
+        frames.append(PyFrame(func, file, line))
+    return tuple(frames)
+
+
+class StackTable:
+    """Uniquing table: a stack becomes one id; equal stacks share it, and so do common tails.
+
+    Node ``i`` is ``(frame_index, parent_id)`` with parent ``-1`` for an outermost frame; frames
+    are stored once in ``frames``. ``as_json``/``from_json`` give the compact form used in records
+    and side files.
+    """
+
+    def __init__(self) -> None:
+        self.frames: list[PyFrame] = []
+        self.nodes: list[tuple[int, int]] = []
+        self._frame_ids: dict[PyFrame, int] = {}
+        self._node_ids: dict[tuple[int, int], int] = {}
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def add(self, stack: Sequence[PyFrame]) -> int:
+        """Id of ``stack`` (innermost first); -1 for the empty stack."""
+        parent = -1
+        for frame in reversed(stack):
+            frame_id = self._frame_ids.get(frame)
+            if frame_id is None:
+                frame_id = self._frame_ids[frame] = len(self.frames)
+                self.frames.append(frame)
+            key = (frame_id, parent)
+            node = self._node_ids.get(key)
+            if node is None:
+                node = self._node_ids[key] = len(self.nodes)
+                self.nodes.append(key)
+            parent = node
+        return parent
+
+    def stack(self, stack_id: int) -> Stack:
+        """The stack an id stands for, innermost first."""
+        frames: list[PyFrame] = []
+        while stack_id >= 0:
+            frame_id, stack_id = self.nodes[stack_id]
+            frames.append(self.frames[frame_id])
+        return tuple(frames)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"frames": stack_to_json(self.frames), "nodes": [list(n) for n in self.nodes]}
+
+    @classmethod
+    def from_json(cls, value: Any) -> StackTable:
+        """Rebuild a table; ``ValueError`` when the value is malformed or a parent is forward."""
+        if not isinstance(value, dict):
+            raise ValueError("a stack table must be an object")
+        table = cls()
+        for frame in stack_from_json(value.get("frames")):
+            table._frame_ids.setdefault(frame, len(table.frames))
+            table.frames.append(frame)
+        nodes = value.get("nodes")
+        if not isinstance(nodes, list):
+            raise ValueError("a stack table needs a list of nodes")
+        for index, node in enumerate(nodes):
+            well_formed = isinstance(node, list) and len(node) == 2
+            if not (well_formed and all(isinstance(n, int) for n in node)):
+                raise ValueError(f"bad node {node!r}")
+            frame_id, parent = node
+            if not 0 <= frame_id < len(table.frames) or not -1 <= parent < index:
+                raise ValueError(f"node {index} points outside the table")
+            table._node_ids.setdefault((frame_id, parent), index)
+            table.nodes.append((frame_id, parent))
+        return table
