@@ -9,7 +9,17 @@ import hawkwatch.store
 
 def test_the_agents_whole_public_surface() -> None:
     assert sorted(hawkwatch.__all__) == sorted(
-        ["HawkwatchError", "__version__", "event", "mark_ready", "span", "start", "stop"]
+        [
+            "HawkwatchError",
+            "__version__",
+            "event",
+            "heartbeat",
+            "mark_ready",
+            "span",
+            "start",
+            "stop",
+            "watch_loop",
+        ]
     )
     for name in hawkwatch.__all__:
         assert hasattr(hawkwatch, name)

@@ -1,6 +1,7 @@
 """hawkwatch: application performance monitoring for Python.
 
-The agent's whole public surface: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``.
+The agent's whole public surface: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``,
+and for the stall monitor ``watch_loop`` and ``heartbeat``.
 None of them raises into the calling code. They are loaded on first use, so that importing
 ``hawkwatch.store`` or running the ``hawkwatch`` command does not import the agent.
 """
@@ -13,11 +14,21 @@ from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
 
 if TYPE_CHECKING:
-    from hawkwatch.agent.api import event, mark_ready, span, start, stop
+    from hawkwatch.agent.api import event, heartbeat, mark_ready, span, start, stop, watch_loop
 
-__all__ = ["HawkwatchError", "__version__", "event", "mark_ready", "span", "start", "stop"]
+__all__ = [
+    "HawkwatchError",
+    "__version__",
+    "event",
+    "heartbeat",
+    "mark_ready",
+    "span",
+    "start",
+    "stop",
+    "watch_loop",
+]
 
-_AGENT_API = frozenset({"event", "mark_ready", "span", "start", "stop"})
+_AGENT_API = frozenset({"event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"})
 
 
 def __getattr__(name: str) -> Any:

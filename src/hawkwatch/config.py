@@ -79,6 +79,29 @@ class ImportsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class StallConfig:
+    """Stalls (jank/ANR) of event loops: asyncio, Qt, Tk and loops calling ``heartbeat()``.
+
+    Lower ``threshold_s`` to catch shorter stalls (Apple calls 250 ms a hang); raise
+    ``interval_s`` to ping less often (the duration error grows with it). Turn ``backstop`` off
+    if the application uses ``faulthandler.dump_traceback_later`` itself.
+    """
+
+    enabled: bool = _option(True, "watch event loops and record stalls in anr")
+    threshold_s: float = _option(0.4, "shortest stall recorded, in seconds", 0.05)
+    interval_s: float = _option(0.1, "seconds between pings of a loop (below threshold_s)", 0.01)
+    sample_interval_s: float = _option(0.05, "seconds between stack samples while stalled", 0.005)
+    ring_size: int = _option(20, "newest stack samples kept per stall, besides the first", 1)
+    max_frames: int = _option(64, "innermost frames kept per sample", 1)
+    asyncio: bool = _option(True, "find running asyncio loops by themselves")
+    qt: bool = _option(True, "watch the Qt main loop when PySide6/PyQt is in use")
+    tk: bool = _option(True, "watch the Tk main loop when tkinter is in use")
+    backstop: bool = _option(
+        True, "arm faulthandler.dump_traceback_later to see stalls that hold the GIL"
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
@@ -90,6 +113,7 @@ class Config:
     gc: GcConfig = field(default_factory=GcConfig)
     launch: LaunchConfig = field(default_factory=LaunchConfig)
     imports: ImportsConfig = field(default_factory=ImportsConfig)
+    stall: StallConfig = field(default_factory=StallConfig)
 
 
 @dataclass(frozen=True, slots=True)

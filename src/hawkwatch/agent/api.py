@@ -19,12 +19,16 @@ from typing import Any
 
 from hawkwatch.agent.monitor import LaunchTimes, time_key, to_json
 from hawkwatch.agent.plugins import default_monitors
+from hawkwatch.agent.plugins.stall_loops import heartbeat
+from hawkwatch.agent.plugins.stall_loops import watch_loop as _watch_loop
 from hawkwatch.agent.runtime import Agent, AgentHolder, MonitorFactory, new_launch_times
 from hawkwatch.config import load_config
 from hawkwatch.model import collections as c
 from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger("hawkwatch")
+
+__all__ = ["event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"]
 
 _holder = AgentHolder()
 _hooks_installed = False
@@ -153,6 +157,19 @@ class Span:
 def span(name: str) -> Span:
     """``with hawkwatch.span("rebuild-index"): ...`` records how long the block took."""
     return Span(name)
+
+
+def watch_loop(loop: Any) -> None:
+    """Watch an asyncio-compatible loop for stalls (uvloop; ``asyncio`` loops are found anyway).
+
+    Works before ``start``: the loop is watched once the agent runs with ``stall.enabled``.
+    """
+    try:
+        _watch_loop(loop)
+    except Exception as exc:
+        agent = _holder.agent
+        if agent is not None:
+            _report(agent, "watch_loop", exc)
 
 
 def register_monitor(factory: MonitorFactory) -> None:

@@ -31,6 +31,7 @@ IMPORT_TIME: Final = "import-time"
 CUSTOM_SPAN: Final = "custom-span"
 EXIT_STATE: Final = "exit-state"
 HAWKWATCH_ERROR: Final = "hawkwatch-error"
+HANG_KILL: Final = "hang-kill"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -41,6 +42,8 @@ AGENT_COLLECTIONS: Final = (
     LAUNCH_TIME,
     *RESOURCE_SERIES,
     GC_PAUSE,
+    ANR,
+    HANG_KILL,
     APP_LAUNCH,
     IMPORT_TIME,
     CUSTOM_TIME_EVENT,

@@ -51,7 +51,7 @@ def test_short_pauses_under_the_threshold_are_not_recorded(hawkwatch_home: Path)
 
 def test_stop_removes_the_gc_hook(hawkwatch_home: Path) -> None:
     before = list(gc.callbacks)
-    hawkwatch.start(resources_enabled=False, imports_enabled=False)
+    hawkwatch.start(resources_enabled=False, imports_enabled=False, stall_enabled=False)
     assert len(gc.callbacks) == len(before) + 1
     hawkwatch.stop()
     assert gc.callbacks == before

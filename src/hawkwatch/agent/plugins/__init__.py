@@ -9,6 +9,7 @@ from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
 from hawkwatch.agent.plugins.launch import LaunchMonitor
 from hawkwatch.agent.plugins.resources import ResourcesMonitor
+from hawkwatch.agent.plugins.stall import StallMonitor
 from hawkwatch.config import Config
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "ImportTimeMonitor",
     "LaunchMonitor",
     "ResourcesMonitor",
+    "StallMonitor",
     "default_monitors",
 ]
 
@@ -31,4 +33,6 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(GcPauseMonitor)
     if config.resources.enabled:
         chosen.append(ResourcesMonitor)
+    if config.stall.enabled:
+        chosen.append(StallMonitor)
     return chosen

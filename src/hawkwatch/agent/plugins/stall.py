@@ -1,0 +1,457 @@
+"""Stalls (jank / ANR) of event loops, with the stack that blocked them.
+
+One watchdog thread for every watched loop (``stall_loops``): it pings each loop every
+``stall.interval_s``; a loop that has not answered within ``stall.sample_interval_s`` is
+sampled (its thread's Python stack, via ``sys._current_frames``) every sample interval until it
+answers; a spell that lasted ``stall.threshold_s`` or more becomes an ``anr`` record with the
+samples, Matrix's point stack, the running asyncio task and the garbage collections that ran
+(``stall_record``). The watchdog never calls into a loop except to post a ping.
+
+The monitor owns a thread, unlike the others, because pings and samples need their own clock:
+the scheduler's jobs may be late by exactly the stalls this monitor measures.
+
+Stalls the watchdog cannot see while they happen (C code holding the GIL) are still measured
+when the late answer arrives; their stack comes from the faulthandler backstop
+(``stall_files``). A hang-in-progress marker per stalled loop lets the next launch report a
+process killed during a hang as ``hang-kill``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import sys
+import sysconfig
+import threading
+import time
+from typing import Any, ClassVar
+
+from hawkwatch.agent import stacks
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
+from hawkwatch.agent.plugins import stall_files as files
+from hawkwatch.agent.plugins.stall_loops import (
+    BLOCKED,
+    ENDED,
+    TARGETS,
+    Discovery,
+    PingTarget,
+    Target,
+)
+from hawkwatch.agent.plugins.stall_record import (
+    Episode,
+    build_value,
+    compact_value,
+    encode_parts,
+    task_info,
+    thread_count,
+)
+from hawkwatch.model import collections as c
+
+_DISCOVERY_PERIOD = 0.5
+_MARKER_REFRESH = 0.5
+_FORK_LOCK = threading.Lock()
+_fork_hooks_installed = False
+_active: StallMonitor | None = None
+
+
+class GcClock:
+    """Collections and time spent collecting, counted by a ``gc.callbacks`` hook (2 clock reads)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total_ns = 0
+        self._started = 0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter_ns()
+        elif self._started:
+            self.total_ns += time.perf_counter_ns() - self._started
+            self.count += 1
+            self._started = 0
+
+    def now(self) -> tuple[int, int]:
+        return self.count, self.total_ns
+
+
+class StallMonitor:
+    name: ClassVar[str] = "stall"
+
+    def __init__(self) -> None:
+        self._ctx: AgentContext | None = None
+        self._failure = DeferredFailure()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._gc = GcClock()
+        self._backstop: files.Backstop | None = None
+        self._discovery: Discovery | None = None
+        self._episodes: dict[Target, Episode] = {}
+        self._gc_marks: dict[Target, tuple[int, int]] = {}
+        self._cpu_marks: dict[Target, float] = {}
+        self._due = 0.0
+        self._last_check = 0.0
+        self._last_pause = 0.0
+        self._pending_dumps: dict[int, tuple[float, tuple[Any, ...]]] = {}
+        self._watched_version = -1
+        self._last_fingerprint: str | None = None
+        self._same = 0
+        self._next_full = 2
+        self._step = 1
+        self._last_full_key = ""
+        self._library_prefixes: tuple[str, ...] = ()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self, ctx: AgentContext) -> None:
+        global _active
+        config = ctx.config.stall
+        self._ctx = ctx
+        self.threshold = config.threshold_s
+        self.interval = min(config.interval_s, config.threshold_s / 2)
+        self.sample_interval = min(config.sample_interval_s, self.interval)
+        self.ring_size = config.ring_size
+        self.max_frames = config.max_frames
+        self._library_prefixes = _library_prefixes()
+        for value in files.hang_kills(ctx.session):
+            key = time_key(value.get("last_seen") or time.time())
+            ctx.store_nowait(c.HANG_KILL, key, to_json(value))
+        if config.backstop:
+            self._backstop = files.Backstop(ctx.session, self.threshold)
+        self._discovery = Discovery(self.interval)
+        gc.callbacks.append(self._gc)
+        _install_fork_hooks()
+        _active = self
+        ctx.every(1.0, self._failure.raise_if_failed, self)
+        self._thread = threading.Thread(target=self._run, name="hawkwatch-stall", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        global _active
+        thread, self._thread = self._thread, None
+        self._stop.set()
+        stopped = thread is None or thread is threading.current_thread()
+        if thread is not None and not stopped:
+            thread.join(timeout=2.0)
+            stopped = not thread.is_alive()
+        if stopped and self._ctx is not None:
+            with contextlib.suppress(Exception):
+                self._flush_at_stop()
+        if self._backstop is not None:
+            self._backstop.close(remove_if_empty=True)
+            self._backstop = None
+        if self._discovery is not None:
+            self._discovery.remove()
+            self._discovery = None
+        self._remove_gc_hook()
+        if _active is self:
+            _active = None
+        self._ctx = None
+
+    def after_fork_child(self) -> None:
+        global _active
+        self._thread = None
+        self._ctx = None
+        if self._backstop is not None:
+            self._backstop.forget_after_fork()
+            self._backstop = None
+        if self._discovery is not None:
+            self._discovery.remove()
+            self._discovery = None
+        self._remove_gc_hook()
+        self._episodes.clear()
+        TARGETS.clear()
+        _active = None
+
+    def _remove_gc_hook(self) -> None:
+        while self._gc in gc.callbacks:
+            gc.callbacks.remove(self._gc)
+
+    # -- the watchdog thread ---------------------------------------------------------------
+
+    def _run(self) -> None:
+        next_discovery = 0.0
+        while not self._stop.is_set():
+            try:
+                with _FORK_LOCK:
+                    now = time.perf_counter()
+                    if now >= next_discovery:
+                        self._discover()
+                        next_discovery = now + _DISCOVERY_PERIOD
+                    busy, watching = self._tick(now)
+            except Exception as exc:  # disabled by the runtime on the scheduler thread
+                self._failure.capture(exc)
+                return
+            if busy:
+                pause = self.sample_interval
+            elif watching:
+                pause = self.interval
+            else:
+                pause = _DISCOVERY_PERIOD
+            self._due = time.perf_counter() + pause
+            self._last_pause = pause
+            self._stop.wait(pause)
+
+    def _discover(self) -> None:
+        ctx, discovery = self._ctx, self._discovery
+        if ctx is None or discovery is None:
+            return
+        config = ctx.config.stall
+        if config.asyncio:
+            discovery.asyncio()
+        if config.tk:
+            discovery.tk()
+        if config.qt:
+            discovery.qt()
+        TARGETS.drop_dead_threads(set(sys._current_frames()))
+        if TARGETS.changed != self._watched_version:
+            self._watched_version = TARGETS.changed
+            watched = {
+                t.thread_id: {"loop": t.kind, "thread": t.thread_name}
+                for t in TARGETS.snapshot()
+                if t.thread_id
+            }
+            if watched:
+                files.write_watched(ctx.session, watched)
+
+    def _tick(self, now: float) -> tuple[bool, bool]:
+        targets = TARGETS.snapshot()
+        backstop = self._backstop
+        if backstop is not None:
+            dump = backstop.take()
+            if dump is not None:
+                when, by_thread = dump
+                for target in targets:
+                    if target.thread_id in by_thread:
+                        self._pending_dumps[target.thread_id] = (when, by_thread[target.thread_id])
+        busy = False
+        starved = now - self._due >= self.threshold / 2 if self._due else False
+        for target in targets:
+            busy |= self._check(target, now, starved)
+        self._last_check = now
+        for gone in [t for t in self._episodes if t.gone]:
+            self._discard(self._episodes.pop(gone))
+        if backstop is not None:
+            if targets:
+                backstop.arm()
+            else:
+                backstop.cancel()
+        return busy, bool(targets)
+
+    def _check(self, target: Target, now: float, starved: bool) -> bool:
+        state, start, end = target.poll(now, self.interval, self.sample_interval)
+        episode = self._episodes.get(target)
+        cpu = target.cpu_time()
+        cpu_before = self._cpu_marks.get(target)
+        if cpu is not None:
+            self._cpu_marks[target] = cpu
+        if state == BLOCKED:
+            if not target.thread_id:
+                return False
+            if episode is None:
+                episode = self._open(target, start)
+                if isinstance(target, PingTarget):
+                    episode.task = _safe_task_info(target.asyncio_loop(), self.max_frames)
+            self._attach_dump(target, episode)
+            episode.add(
+                time.perf_counter(),
+                stacks.thread_stack(target.thread_id, self.max_frames),
+                thread_count(),
+            )
+            if now - start >= self.threshold:
+                self._mark(episode, now)
+            return True
+        if state == ENDED and end - start >= self.threshold and target.thread_id:
+            if episode is None:
+                episode = self._open(target, start)
+            self._attach_dump(target, episode)
+            self._episodes.pop(target, None)
+            self._finish(episode, end)
+        elif episode is not None:
+            self._discard(self._episodes.pop(target))
+        elif starved and cpu is not None and cpu_before is not None:
+            self._late(target, now, cpu - cpu_before)
+        if cpu is None:
+            self._cpu_marks.pop(target, None)
+        self._pending_dumps.pop(target.thread_id, None)
+        if state == ENDED or not getattr(target, "outstanding", False):
+            self._gc_marks[target] = self._gc.now()
+        return False
+
+    def _late(self, target: Target, now: float, burned: float) -> None:
+        """The watchdog itself could not run (C code held the GIL) and no ping was in flight.
+
+        If the loop's thread burned at least half of the time the watchdog waited as CPU, it
+        held the GIL: the loop stalled from (about) the watchdog's last check, which was on
+        time, to now. Its stack comes from
+        the backstop dump, else from a sample taken now, while the thread is often still in the
+        function that made the blocking call.
+        """
+        # The stall began after the last check, and before the wake-up that did not happen.
+        start = self._last_check + self._last_pause / 2
+        if now - start < self.threshold or burned < (now - self._last_check) / 2:
+            return
+        episode = self._open(target, start)
+        self._attach_dump(target, episode)
+        if not episode.backstop:
+            stack = stacks.thread_stack(target.thread_id, self.max_frames)
+            episode.add(now, stack, thread_count())
+        self._episodes.pop(target, None)
+        self._finish(episode, now)
+
+    def _open(self, target: Target, start: float) -> Episode:
+        episode = Episode(
+            kind=target.kind,
+            thread_id=target.thread_id,
+            thread_name=target.thread_name,
+            start=start,
+            wall_offset=time.time() - time.perf_counter(),
+            gc_mark=self._gc_marks.get(target, self._gc.now()),
+            ring_size=self.ring_size,
+        )
+        self._episodes[target] = episode
+        return episode
+
+    def _attach_dump(self, target: Target, episode: Episode) -> None:
+        dump = self._pending_dumps.pop(target.thread_id, None)
+        if dump is not None:
+            episode.add_backstop(dump[0], dump[1])
+
+    def _mark(self, episode: Episode, now: float) -> None:
+        """Write (or refresh) the hang-in-progress marker of a stall past the threshold."""
+        ctx = self._ctx
+        if ctx is None or (
+            episode.marker is not None and now - episode.marker_written < _MARKER_REFRESH
+        ):
+            return
+        path = episode.marker or files.marker_path(ctx.session, episode.thread_id)
+        info = {
+            "pid": os.getpid(),
+            "start": round(episode.wall(episode.start), 6),
+            "last_seen": round(episode.wall(now), 6),
+            "thread": episode.thread_name,
+            "thread_id": episode.thread_id,
+            "loop": episode.kind,
+        }
+        files.write_marker(path, info, episode.first_stack())
+        episode.marker, episode.marker_written = path, now
+
+    def _discard(self, episode: Episode) -> None:
+        if episode.marker is not None:
+            with contextlib.suppress(OSError):
+                episode.marker.unlink()
+            episode.marker = None
+
+    def _finish(self, episode: Episode, end: float, *, unfinished: bool = False) -> None:
+        ctx = self._ctx
+        if ctx is None:
+            return
+        value = build_value(
+            episode,
+            end=end,
+            gc_now=self._gc.now(),
+            is_library=self._is_library,
+            unfinished=unfinished,
+        )
+        key_base = time_key(value["startFrom"])
+        fingerprint = value.get("fingerprint")
+        if fingerprint is not None and fingerprint == self._last_fingerprint:
+            self._same += 1
+            if self._same < self._next_full:
+                value = compact_value(value, self._last_full_key, self._same)
+            else:  # the back-off window grows, Fibonacci-like, as in Matrix
+                self._step, self._next_full = self._next_full, self._next_full + self._step
+                self._last_full_key = f"{key_base}_0"
+        else:
+            self._last_fingerprint = fingerprint
+            self._same, self._next_full, self._step = 0, 2, 1
+            self._last_full_key = f"{key_base}_0"
+        for key, text in encode_parts(c.ANR, key_base, value, ctx.session.path):
+            ctx.store_nowait(c.ANR, key, text)
+        self._discard(episode)
+
+    def _flush_at_stop(self) -> None:
+        """At stop: a stall still going on and an unread backstop dump become records."""
+        now = time.perf_counter()
+        for target, episode in list(self._episodes.items()):
+            if now - episode.start >= self.threshold:
+                self._attach_dump(target, episode)
+                self._finish(episode, now, unfinished=True)
+            else:
+                self._discard(episode)
+        self._episodes.clear()
+        backstop = self._backstop
+        dump = backstop.take() if backstop is not None else None
+        if dump is None or backstop is None:
+            return
+        when, by_thread = dump
+        watched = {t.thread_id: t for t in TARGETS.snapshot() if t.thread_id}
+        for thread_id, stack in by_thread.items():
+            loop_target = watched.get(thread_id)
+            if loop_target is None:
+                continue
+            episode = Episode(
+                kind=loop_target.kind,
+                thread_id=thread_id,
+                thread_name=loop_target.thread_name,
+                start=when - backstop.timeout,
+                wall_offset=0.0,
+                gc_mark=self._gc.now(),
+                ring_size=self.ring_size,
+            )
+            episode.add_backstop(when, stack)
+            self._finish(episode, when, unfinished=True)
+
+    def _is_library(self, path: str) -> bool:
+        return path.startswith(self._library_prefixes)
+
+
+def _safe_task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
+    try:
+        return task_info(loop, max_frames)
+    except Exception:  # a task in an odd state must not stop the watchdog
+        return None
+
+
+def _library_prefixes() -> tuple[str, ...]:
+    """Where the standard library, installed packages and hawkwatch itself live."""
+    paths = sysconfig.get_paths()
+    found = {
+        os.path.join(paths[name], "")
+        for name in ("stdlib", "platstdlib", "purelib", "platlib")
+        if paths.get(name)
+    }
+    found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
+    found.add("<frozen ")
+    return tuple(sorted(found))
+
+
+# -- fork: faulthandler's later-dump thread does not survive it ----------------------------
+
+
+def _install_fork_hooks() -> None:
+    global _fork_hooks_installed
+    if _fork_hooks_installed:
+        return
+    _fork_hooks_installed = True
+    os.register_at_fork(
+        before=_before_fork, after_in_parent=_after_fork_parent, after_in_child=_after_fork_child
+    )
+
+
+def _before_fork() -> None:
+    """Hold the watchdog and cancel the later-dump: in the child, cancelling it would hang."""
+    _FORK_LOCK.acquire()
+    monitor = _active
+    if monitor is not None and monitor._backstop is not None:
+        with contextlib.suppress(Exception):
+            monitor._backstop.cancel()
+
+
+def _after_fork_parent() -> None:
+    _FORK_LOCK.release()  # the watchdog re-arms the backstop on its next check
+
+
+def _after_fork_child() -> None:
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()

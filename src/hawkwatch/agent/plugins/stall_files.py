@@ -1,0 +1,239 @@
+"""The stall monitor's files in the session folder: faulthandler backstop and hang markers.
+
+* ``stall-backstop.txt``: when C code holds the GIL, no Python thread runs, the watchdog
+  included. ``faulthandler.dump_traceback_later`` runs a C thread that needs no GIL; the
+  watchdog re-arms it on every check, so it only fires when the watchdog could not run for a
+  whole threshold, and then writes every thread's stack here. The watchdog turns what it finds
+  into a sample of the stall in progress and empties the file; what is left at stop becomes a
+  stall record, what is left in a dead process's session becomes ``hang-kill`` at next launch.
+  Trade-off: ``dump_traceback_later`` is one per process — arming it cancels a user's own
+  pending later-dump (``stall.backstop = false`` leaves faulthandler alone).
+* ``hang-<thread id>.json``: written when a stall passes the threshold, refreshed while it
+  lasts, removed when it ends (KSCrash's hang sidecar). Found in the folder of a process that
+  is gone, it means that process died during the hang.
+* ``stall-watched.json``: which threads are watched loops, so a dump read at the next launch
+  can name the loop thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import json
+import os
+import time
+from pathlib import Path
+from typing import IO, Any, Final
+
+from hawkwatch.analysis.stall import parse_faulthandler
+from hawkwatch.model.stack import Stack, stack_from_json, stack_to_json
+from hawkwatch.store import Session, list_sessions
+from hawkwatch.store._process import is_same_process_alive
+
+BACKSTOP_NAME: Final = "stall-backstop.txt"
+WATCHED_NAME: Final = "stall-watched.json"
+MARKER_PREFIX: Final = "hang-"
+REPORTED_SUFFIX: Final = ".reported"
+MAX_SESSIONS_LOOKED_AT: Final = 20
+
+
+class Backstop:
+    """The faulthandler later-dump, armed into the session's ``stall-backstop.txt``."""
+
+    def __init__(self, session: Session, timeout: float) -> None:
+        self.path = session.path / BACKSTOP_NAME
+        self.timeout = timeout
+        self._file: IO[bytes] | None = open(self.path, "ab+")  # noqa: SIM115 - held for the session
+        self.armed_wall = 0.0
+        self.armed = False
+
+    def arm(self) -> None:
+        if self._file is None:
+            return
+        faulthandler.dump_traceback_later(self.timeout, repeat=False, file=self._file)
+        self.armed_wall = time.time()
+        self.armed = True
+
+    def cancel(self) -> None:
+        if self.armed:
+            faulthandler.cancel_dump_traceback_later()
+            self.armed = False
+
+    def take(self) -> tuple[float, dict[int, Stack]] | None:
+        """What faulthandler wrote since the last call (when, stacks by thread), file emptied."""
+        f = self._file
+        if f is None or os.fstat(f.fileno()).st_size == 0:
+            return None
+        f.seek(0)
+        text = f.read().decode("utf-8", "replace")
+        f.truncate(0)
+        return self.armed_wall + self.timeout, parse_faulthandler(text)
+
+    def close(self, *, remove_if_empty: bool) -> None:
+        self.cancel()
+        f, self._file = self._file, None
+        if f is None:
+            return
+        try:
+            empty = os.fstat(f.fileno()).st_size == 0
+        finally:
+            f.close()
+        if empty and remove_if_empty:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: the parent's faulthandler thread does not exist here."""
+        self._file = None
+        self.armed = False
+
+
+def write_json_atomically(path: Path, value: Any) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def marker_path(session: Session, thread_id: int) -> Path:
+    return session.path / f"{MARKER_PREFIX}{thread_id}.json"
+
+
+def write_marker(path: Path, info: dict[str, Any], stack: Stack) -> None:
+    write_json_atomically(path, {**info, "stack": stack_to_json(stack)})
+
+
+def write_watched(session: Session, watched: dict[int, dict[str, str]]) -> None:
+    write_json_atomically(session.path / WATCHED_NAME, {str(k): v for k, v in watched.items()})
+
+
+def hang_kills(current: Session) -> list[dict[str, Any]]:
+    """``hang-kill`` values for earlier sessions of dead processes that died during a stall.
+
+    Each marker (and leftover backstop dump) is claimed by renaming it, so two processes
+    starting together report it once, and a later launch does not report it again.
+    """
+    found: list[dict[str, Any]] = []
+    earlier = [s for s in list_sessions(current.path.parent) if s.name < current.name]
+    for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
+        markers = sorted(session.path.glob(f"{MARKER_PREFIX}*.json"))
+        backstop = session.path / BACKSTOP_NAME
+        has_dump = _non_empty(backstop)
+        if not markers and not has_dump:
+            continue
+        if _still_running(session):
+            continue
+        watched = _read_json(session.path / WATCHED_NAME)
+        dump = _claim_dump(backstop) if has_dump else None
+        for marker in markers:
+            info = _claim_json(marker)
+            if info is not None:
+                found.append(_from_marker(session, info, dump))
+                dump = None
+        if dump is not None:
+            found.append(_from_dump(session, dump, watched))
+    return found
+
+
+def _still_running(session: Session) -> bool:
+    metadata = session.metadata
+    pid, started = metadata.get("pid"), metadata.get("start_time")
+    if not isinstance(pid, int) or not isinstance(started, int | float):
+        return False
+    return is_same_process_alive(pid, float(started))
+
+
+def _non_empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def _claim(path: Path) -> Path | None:
+    claimed = path.with_name(path.name + REPORTED_SUFFIX)
+    try:
+        os.rename(path, claimed)
+    except OSError:
+        return None
+    return claimed
+
+
+def _claim_json(path: Path) -> dict[str, Any] | None:
+    claimed = _claim(path)
+    return _read_json(claimed) if claimed is not None else None
+
+
+def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
+    claimed = _claim(path)
+    if claimed is None:
+        return None
+    try:
+        text = claimed.read_text("utf-8", "replace")
+        when = claimed.stat().st_mtime
+    except OSError:
+        return None
+    return when, parse_faulthandler(text)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _from_marker(
+    session: Session, info: dict[str, Any], dump: tuple[float, dict[int, Stack]] | None
+) -> dict[str, Any]:
+    start = _number(info.get("start"))
+    last_seen = _number(info.get("last_seen")) or start
+    thread_id = info.get("thread_id")
+    value: dict[str, Any] = {
+        "previous_session": session.name,
+        "pid": info.get("pid"),
+        "source": "marker",
+        "start": start,
+        "last_seen": last_seen,
+        "duration_ms": round(max(0.0, last_seen - start) * 1000, 3),
+        "thread": info.get("thread"),
+        "thread_id": thread_id,
+        "loop": info.get("loop"),
+        "stack": _stack(info.get("stack")),
+    }
+    if dump is not None and isinstance(thread_id, int) and thread_id in dump[1]:
+        value["backstop_stack"] = stack_to_json(dump[1][thread_id])
+    return value
+
+
+def _from_dump(
+    session: Session, dump: tuple[float, dict[int, Stack]], watched: dict[str, Any]
+) -> dict[str, Any]:
+    when, stacks = dump
+    chosen = next((int(k) for k in watched if k.isdigit() and int(k) in stacks), None)
+    if chosen is None and stacks:
+        chosen = next(iter(stacks))
+    about = watched.get(str(chosen), {}) if chosen is not None else {}
+    return {
+        "previous_session": session.name,
+        "pid": session.metadata.get("pid"),
+        "source": "faulthandler",
+        "start": None,
+        "last_seen": when,
+        "duration_ms": None,
+        "thread": about.get("thread") if isinstance(about, dict) else None,
+        "thread_id": chosen,
+        "loop": about.get("loop") if isinstance(about, dict) else None,
+        "stack": stack_to_json(stacks.get(chosen, ())) if chosen is not None else [],
+    }
+
+
+def _stack(value: Any) -> list[list[Any]]:
+    try:
+        return stack_to_json(stack_from_json(value))
+    except ValueError:
+        return []
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
