@@ -28,6 +28,7 @@ from hawkwatch.analysis._values import (
 )
 from hawkwatch.analysis.launch import build_launch_breakdown
 from hawkwatch.analysis.session_info import build_session_info
+from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
 from hawkwatch.analysis.timings import (
     parse_gc_pauses,
     parse_imports,
@@ -74,7 +75,7 @@ _TIME_KEYED: Final = _SERIES_NAMES | {
     c.EXIT_STATE,
     c.HAWKWATCH_ERROR,
 }
-_REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME}
+_REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME, c.ANR, c.HANG_KILL}
 
 
 def build_session_report(
@@ -87,13 +88,15 @@ def build_session_report(
     max_events: int = 50,
     max_rows: int = 10,
     chart_points: int = 30,
+    read_line: ReadLine | None = None,
 ) -> SessionReport:
     """Summarise one session.
 
     ``metadata`` is ``session.json`` (``{}`` for MTHawkeye folders); ``source`` defaults to
     "hawkwatch" when there is metadata, else "mthawkeye". ``skipped_lines`` is passed through
     from the store reader. Lists are capped: ``max_events`` events and errors, ``max_rows`` rows
-    in the other tables; charts get ``chart_points`` points.
+    in the other tables; charts get ``chart_points`` points. ``read_line(file, line)`` gives
+    the source text shown beside each stall group's blocking frame (``linecache.getline``).
     """
     all_records = list(records)
     grouped: dict[str, list[Record]] = {}
@@ -118,12 +121,17 @@ def build_session_report(
     imports = parse_imports(of(c.IMPORT_TIME), findings)
     exit_state = _exit_state(of(c.EXIT_STATE), start, findings)
     errors = _errors(of(c.HAWKWATCH_ERROR), start, findings)
+    stalls = summarize_stalls(
+        of(c.ANR), of(c.HANG_KILL), start, findings, max_rows=max_rows, read_line=read_line
+    )
 
     moments = [s.time for series in samples.values() for s in series]
     moments += [e.time for e in events]
     moments += [s.start_time + s.duration_ms / 1000 for s in spans]
     moments += [p.time + p.duration_ms / 1000 for p in pauses]
     moments += [e.time for e in errors]
+    if stalls is not None:
+        moments += [s.time + s.duration_ms / 1000 for s in stalls.longest]
     if exit_state is not None:
         moments.append(exit_state.time)
     if launch is not None:
@@ -164,6 +172,7 @@ def build_session_report(
         other_collections=other,
         findings=findings.result(),
         skipped_lines=skipped_lines,
+        stalls=stalls,
     )
 
 

@@ -64,10 +64,7 @@ def point_stack(samples: Sequence[Sample]) -> PointStack | None:
         return None
     run, index = best
     chosen = samples[index].stack
-    repeats = tuple(
-        sum(s.captured for s in samples if frame in s.stack)
-        for frame in chosen
-    )
+    repeats = tuple(sum(s.captured for s in samples if frame in s.stack) for frame in chosen)
     return PointStack(index, chosen, repeats, run)
 
 

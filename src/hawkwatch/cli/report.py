@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import linecache
 import sys
 from pathlib import Path
 
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
         name=session.name,
         source="hawkwatch" if session.is_hawkwatch else "mthawkeye",
         skipped_lines=len(read.skipped),
+        read_line=linecache.getline,
     )
     get_renderer(args.format).render(report, sys.stdout)
     sys.stdout.flush()

@@ -257,6 +257,63 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class StallGroup:
+    """Stalls whose point stacks share a fingerprint: one blocking place in the code."""
+
+    fingerprint: str
+    count: int
+    total_ms: float
+    max_ms: float
+    loop: str | None
+    frame: str
+    """The blocking frame, ``func (file:line)``, of the group's longest stall."""
+    file: str | None = None
+    line: int | None = None
+    source_line: str | None = None
+    """The text of that line, read when the report was made (None when the file is gone)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StallRow:
+    """One stall (``anr`` record, parts merged)."""
+
+    time: float
+    offset_s: float | None
+    duration_ms: float
+    loop: str | None
+    thread: str | None
+    frame: str | None
+    gc_ms: float | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HangKillRow:
+    """An earlier process that died while one of its loops was stalled."""
+
+    time: float
+    previous_session: str
+    duration_ms: float | None
+    loop: str | None
+    frame: str | None
+    source: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StallSummary:
+    """Stalls of the session's event loops: how many, how long, and where they blocked."""
+
+    count: int
+    total_ms: float
+    p50_ms: float
+    p95_ms: float
+    max_ms: float
+    groups: tuple[StallGroup, ...]
+    longest: tuple[StallRow, ...]
+    hang_kills: tuple[HangKillRow, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SessionReport:
     """Everything ``hawkwatch report`` shows about one session.
 
@@ -279,3 +336,4 @@ class SessionReport:
     other_collections: tuple[CollectionCount, ...]
     findings: tuple[Finding, ...]
     skipped_lines: int = 0
+    stalls: StallSummary | None = None

@@ -27,6 +27,7 @@ from hawkwatch.model.report import (
     SessionReport,
     SpanStats,
 )
+from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.sparkline import sparkline
 
 output_file_extension = "txt"
@@ -63,6 +64,8 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
         yield _events(report)
     if report.spans is not None:
         yield from _spans(report.spans)
+    if report.stalls is not None:
+        yield from stall_section(report.stalls)
     if report.gc is not None:
         yield from _gc(report.gc)
     if report.imports is not None:

@@ -1,0 +1,78 @@
+"""The stall section of the console report: totals, groups by blocking place, longest stalls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from hawkwatch.model.report import StallSummary
+
+
+def stall_section(stalls: StallSummary) -> Iterator[Group]:
+    """Groups (where the loop blocked, with the source line), longest stalls, hang kills."""
+    if stalls.count:
+        title = (
+            f"Stalls ({stalls.count:,}, {_ms(stalls.total_ms)} in all; "
+            f"p50 {_ms(stalls.p50_ms)}, p95 {_ms(stalls.p95_ms)}, longest {_ms(stalls.max_ms)})"
+        )
+        groups = _table()
+        groups.add_column("stalls", justify="right")
+        groups.add_column("total", justify="right")
+        groups.add_column("longest", justify="right")
+        groups.add_column("loop")
+        groups.add_column("blocking frame")
+        for group in stalls.groups:
+            where = Text(group.frame)
+            if group.source_line:
+                where.append("\n    " + group.source_line, style="dim")
+            groups.add_row(
+                f"{group.count:,}",
+                _ms(group.total_ms),
+                _ms(group.max_ms),
+                Text(group.loop or ""),
+                where,
+            )
+        yield Group(Text(title, style="bold"), groups)
+        longest = _table()
+        longest.add_column("at", justify="right", no_wrap=True)
+        longest.add_column("duration", justify="right")
+        longest.add_column("loop")
+        longest.add_column("thread")
+        longest.add_column("GC", justify="right")
+        longest.add_column("blocking frame")
+        for row in stalls.longest:
+            longest.add_row(
+                "?" if row.offset_s is None else f"{row.offset_s:+,.3f} s",
+                _ms(row.duration_ms),
+                Text(row.loop or ""),
+                Text(row.thread or ""),
+                "" if not row.gc_ms else _ms(row.gc_ms),
+                Text(row.frame or "(no stack)"),
+            )
+        yield Group(Text("Longest stalls", style="bold"), longest)
+    if stalls.hang_kills:
+        kills = _table()
+        kills.add_column("previous session")
+        kills.add_column("stalled for", justify="right")
+        kills.add_column("loop")
+        kills.add_column("stalled in")
+        for kill in stalls.hang_kills:
+            kills.add_row(
+                Text(kill.previous_session),
+                "?" if kill.duration_ms is None else f"≥ {_ms(kill.duration_ms)}",
+                Text(kill.loop or ""),
+                Text(kill.frame or "(no stack)"),
+            )
+        yield Group(Text("Killed while stalled (earlier runs)", style="bold"), kills)
+
+
+def _table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+
+
+def _ms(value: float) -> str:
+    return f"{value:,.1f} ms"
