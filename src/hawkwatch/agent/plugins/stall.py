@@ -21,10 +21,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sys
 import sysconfig
 import threading
 import time
+from collections import deque
 from typing import Any, ClassVar
 
 from hawkwatch.agent import stacks
@@ -87,7 +87,7 @@ class StallMonitor:
         self._backstop: files.Backstop | None = None
         self._discovery: Discovery | None = None
         self._episodes: dict[Target, Episode] = {}
-        self._gc_marks: dict[Target, tuple[int, int]] = {}
+        self._gc_ticks: deque[tuple[float, tuple[int, int]]] = deque(maxlen=8)
         self._cpu_marks: dict[Target, float] = {}
         self._due = 0.0
         self._last_check = 0.0
@@ -119,6 +119,7 @@ class StallMonitor:
         if config.backstop:
             self._backstop = files.Backstop(ctx.session, self.threshold)
         self._discovery = Discovery(self.interval)
+        self._discovery.install_import_hook(asyncio=config.asyncio, tk=config.tk)
         gc.callbacks.append(self._gc)
         _install_fork_hooks()
         _active = self
@@ -130,6 +131,7 @@ class StallMonitor:
         global _active
         thread, self._thread = self._thread, None
         self._stop.set()
+        TARGETS.wake.set()
         stopped = thread is None or thread is threading.current_thread()
         if thread is not None and not stopped:
             thread.join(timeout=2.0)
@@ -190,7 +192,10 @@ class StallMonitor:
                 pause = _DISCOVERY_PERIOD
             self._due = time.perf_counter() + pause
             self._last_pause = pause
-            self._stop.wait(pause)
+            wake = TARGETS.wake
+            if wake.wait(pause):
+                wake.clear()
+                self._due = 0.0  # woken early on purpose: not a late wake-up
 
     def _discover(self) -> None:
         ctx, discovery = self._ctx, self._discovery
@@ -203,7 +208,7 @@ class StallMonitor:
             discovery.tk()
         if config.qt:
             discovery.qt()
-        TARGETS.drop_dead_threads(set(sys._current_frames()))
+        TARGETS.drop_dead_threads()
         if TARGETS.changed != self._watched_version:
             self._watched_version = TARGETS.changed
             watched = {
@@ -224,6 +229,7 @@ class StallMonitor:
                 for target in targets:
                     if target.thread_id in by_thread:
                         self._pending_dumps[target.thread_id] = (when, by_thread[target.thread_id])
+        self._gc_ticks.append((now, self._gc.now()))
         busy = False
         starved = now - self._due >= self.threshold / 2 if self._due else False
         for target in targets:
@@ -274,8 +280,6 @@ class StallMonitor:
         if cpu is None:
             self._cpu_marks.pop(target, None)
         self._pending_dumps.pop(target.thread_id, None)
-        if state == ENDED or not getattr(target, "outstanding", False):
-            self._gc_marks[target] = self._gc.now()
         return False
 
     def _late(self, target: Target, now: float, burned: float) -> None:
@@ -306,11 +310,18 @@ class StallMonitor:
             thread_name=target.thread_name,
             start=start,
             wall_offset=time.time() - time.perf_counter(),
-            gc_mark=self._gc_marks.get(target, self._gc.now()),
+            gc_mark=self._gc_mark(start),
             ring_size=self.ring_size,
         )
         self._episodes[target] = episode
         return episode
+
+    def _gc_mark(self, start: float) -> tuple[int, int]:
+        """The GC clock at the last check before ``start`` (collections since then ran in it)."""
+        before = [mark for when, mark in self._gc_ticks if when <= start]
+        if before:
+            return before[-1]
+        return self._gc_ticks[0][1] if self._gc_ticks else self._gc.now()
 
     def _attach_dump(self, target: Target, episode: Episode) -> None:
         dump = self._pending_dumps.pop(target.thread_id, None)

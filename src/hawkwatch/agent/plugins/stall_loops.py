@@ -162,12 +162,18 @@ class BeatTarget(Target):
         self.cadence = cadence
         self.thread_id = threading.get_ident()
         self.thread_name = threading.current_thread().name
+        self._thread = weakref.ref(threading.current_thread())
         self.last_beat = _perf()
         self._seen = self.last_beat
         self._blocked = False
 
     def beat(self) -> None:
         self.last_beat = _perf()
+
+    def thread_alive(self) -> bool:
+        """Thread ids are reused: ask the thread object, not the id."""
+        thread = self._thread()
+        return thread is not None and thread.is_alive()
 
     def poll(self, now: float, interval: float, sample_after: float) -> Poll:
         beat = self.last_beat
@@ -177,6 +183,9 @@ class BeatTarget(Target):
             # The loop stopped somewhere in the cadence after its previous beat.
             return ENDED, previous + self.cadence / 2, beat
         if now - beat >= self.cadence + sample_after:
+            if not self.thread_alive():  # a loop's thread that returned is not stalled
+                self.gone = True
+                return LOST, 0.0, 0.0
             self._blocked = True
             return BLOCKED, beat + self.cadence / 2, 0.0
         return OK, 0.0, 0.0
@@ -189,13 +198,15 @@ class Targets:
         self.lock = threading.Lock()
         self.items: list[Target] = []
         self._asyncio_loops: dict[int, PingTarget] = {}
-        self.beats: dict[int, BeatTarget] = {}
         self.changed = 0
+        self.wake = threading.Event()
+        """Set when a target is added, so that an idle watchdog looks at it at once."""
 
     def add(self, target: Target) -> None:
         with self.lock:
             self.items.append(target)
             self.changed += 1
+        self.wake.set()
 
     def snapshot(self) -> list[Target]:
         with self.lock:
@@ -226,21 +237,11 @@ class Targets:
         if target is not None:
             target.gone = True
 
-    def beat_target(self) -> BeatTarget:
-        ident = threading.get_ident()
-        target = BeatTarget("heartbeat")
+    def drop_dead_threads(self) -> None:
+        """Forget beating targets whose thread ended (a custom loop's thread that returned)."""
         with self.lock:
-            self.beats[ident] = target
-        self.add(target)
-        return target
-
-    def drop_dead_threads(self, alive: set[int]) -> None:
-        """Forget beating threads that ended (a custom loop's thread that returned)."""
-        with self.lock:
-            for ident in [i for i in self.beats if i not in alive]:
-                self.beats.pop(ident).gone = True
             for target in self.items:
-                if target.kind in ("heartbeat", "tk") and target.thread_id not in alive:
+                if isinstance(target, BeatTarget) and not target.thread_alive():
                     target.gone = True
 
     def clear(self) -> None:
@@ -248,10 +249,13 @@ class Targets:
         self.lock = threading.Lock()
         self.items = []
         self._asyncio_loops = {}
-        self.beats = {}
+        self.wake = threading.Event()
+        global _local
+        _local = threading.local()
 
 
 TARGETS = Targets()
+_local = threading.local()
 
 
 def heartbeat() -> None:
@@ -261,9 +265,10 @@ def heartbeat() -> None:
     a loop that waits for work should wait with a timeout and beat after it). Costs a dict
     look-up and a clock read; never raises.
     """
-    target = TARGETS.beats.get(threading.get_ident())
-    if target is None or target.gone:
-        target = TARGETS.beat_target()
+    target = getattr(_local, "beat", None)
+    if target is None:
+        target = _local.beat = BeatTarget("heartbeat")
+        TARGETS.add(target)
     target.last_beat = _perf()
 
 
@@ -275,11 +280,51 @@ def watch_loop(loop: Any) -> None:
 # -- discovery -------------------------------------------------------------------------------
 
 
+class _AfterImport:
+    """A ``sys.meta_path`` finder that runs a callback right after a named module is loaded.
+
+    The watchdog's periodic look at ``sys.modules`` could come too late: an app that imports
+    tkinter and enters ``mainloop`` at once would be in the loop before the patch. For other
+    names ``find_spec`` returns None at once (one call per module actually loaded).
+    """
+
+    def __init__(self, callbacks: dict[str, Callable[[], None]]) -> None:
+        self.callbacks = callbacks
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        callback = self.callbacks.get(name)
+        if callback is None:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        original = getattr(loader, "exec_module", None)
+        if original is None:
+            return spec
+
+        def exec_module(module: Any) -> None:
+            original(module)
+            with contextlib.suppress(Exception):  # the import itself must never fail for us
+                callback()
+
+        loader.exec_module = exec_module
+        return spec
+
+
 class Discovery:
     """Patches installed once the toolkits are imported, removed at stop."""
 
     def __init__(self, tk_interval: float) -> None:
         self.tk_interval = tk_interval
+        self._lock = threading.Lock()
+        self._hook: _AfterImport | None = None
         self._asyncio_class: Any = None
         self._asyncio_original: Any = None
         self._asyncio_wrapper: Any = None
@@ -288,14 +333,31 @@ class Discovery:
         self._tk_wrapper: Any = None
         self._qt_apps: set[int] = set()
 
+    def install_import_hook(self, *, asyncio: bool, tk: bool) -> None:
+        """Patch asyncio/tkinter as soon as they are imported (and now, if they are)."""
+        callbacks: dict[str, Callable[[], None]] = {}
+        if asyncio:
+            callbacks["asyncio.base_events"] = self.asyncio
+        if tk:
+            callbacks["tkinter"] = self.tk
+        if callbacks:
+            self._hook = _AfterImport(callbacks)
+            sys.meta_path.insert(0, self._hook)
+        for callback in callbacks.values():
+            callback()
+
     # asyncio ----------------------------------------------------------------------------
 
     def asyncio(self) -> None:
         """Patch ``run_forever`` once ``asyncio`` is imported; adopt loops already running."""
+        with self._lock:
+            self._patch_asyncio()
+
+    def _patch_asyncio(self) -> None:
         if self._asyncio_class is not None:
             return
         events = sys.modules.get("asyncio.base_events")
-        if events is None:
+        if events is None or not hasattr(events, "BaseEventLoop"):
             return
         cls = events.BaseEventLoop
         original = cls.run_forever
@@ -323,10 +385,14 @@ class Discovery:
 
     def tk(self) -> None:
         """Patch ``tkinter.Misc.mainloop`` once tkinter is imported: a ticker runs in the loop."""
+        with self._lock:
+            self._patch_tk()
+
+    def _patch_tk(self) -> None:
         if self._tk_class is not None:
             return
         tkinter = sys.modules.get("tkinter")
-        if tkinter is None:
+        if tkinter is None or not hasattr(tkinter, "Misc"):
             return
         cls = tkinter.Misc
         original = cls.mainloop
@@ -361,6 +427,10 @@ class Discovery:
 
     def remove(self) -> None:
         """Put the original methods back, unless someone replaced ours since."""
+        if self._hook is not None:
+            with contextlib.suppress(ValueError):
+                sys.meta_path.remove(self._hook)
+            self._hook = None
         if self._asyncio_class is not None and (
             self._asyncio_class.__dict__.get("run_forever") is self._asyncio_wrapper
         ):
