@@ -93,7 +93,7 @@ class StallMonitor:
         self._last_check = 0.0
         self._last_pause = 0.0
         self._pending_dumps: dict[int, tuple[float, tuple[Any, ...]]] = {}
-        self._watched_version = -1
+        self._watched: frozenset[int] = frozenset()
         self._last_fingerprint: str | None = None
         self._same = 0
         self._next_full = 2
@@ -209,18 +209,14 @@ class StallMonitor:
         if config.qt:
             discovery.qt()
         TARGETS.drop_dead_threads()
-        if TARGETS.changed != self._watched_version:
-            self._watched_version = TARGETS.changed
-            watched = {
-                t.thread_id: {"loop": t.kind, "thread": t.thread_name}
-                for t in TARGETS.snapshot()
-                if t.thread_id
-            }
-            if watched:
-                files.write_watched(ctx.session, watched)
 
     def _tick(self, now: float) -> tuple[bool, bool]:
         targets = TARGETS.snapshot()
+        known = frozenset(t.thread_id for t in targets if t.thread_id)
+        if known != self._watched and self._ctx is not None:
+            self._watched = known
+            watched = {t.thread_id: {"loop": t.kind, "thread": t.thread_name} for t in targets}
+            files.write_watched(self._ctx.session, {k: v for k, v in watched.items() if k})
         backstop = self._backstop
         if backstop is not None:
             dump = backstop.take()
