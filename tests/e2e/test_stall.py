@@ -164,7 +164,6 @@ hawkwatch.stop()
 
 
 def test_a_qt_click_handler_that_blocks_is_caught(runner: Runner) -> None:
-    pytest.importorskip("PySide6.QtWidgets") if sys.platform != "linux" else None
     runner.script("qt_app.py", QT_APP)
     result = runner.python("qt_app.py")
     assert result.returncode == 0, result.stderr
