@@ -241,7 +241,7 @@ class StallMonitor:
         return busy, bool(targets)
 
     def _check(self, target: Target, now: float, starved: bool) -> bool:
-        state, start, end = target.poll(now, self.interval, self.sample_interval)
+        state, start, end, earliest = target.poll(now, self.interval, self.sample_interval)
         episode = self._episodes.get(target)
         cpu = target.cpu_time()
         cpu_before = self._cpu_marks.get(target)
@@ -251,7 +251,7 @@ class StallMonitor:
             if not target.thread_id:
                 return False
             if episode is None:
-                episode = self._open(target, start)
+                episode = self._open(target, start, earliest)
                 if isinstance(target, PingTarget):
                     episode.task = _safe_task_info(target.asyncio_loop(), self.max_frames)
             self._attach_dump(target, episode)
@@ -260,12 +260,15 @@ class StallMonitor:
                 stacks.thread_stack(target.thread_id, self.max_frames),
                 thread_count(),
             )
-            if now - start >= self.threshold:
+            if now - earliest >= self.threshold:
                 self._mark(episode, now)
             return True
-        if state == ENDED and end - start >= self.threshold and target.thread_id:
+        # A stall is a spell the loop may have been quiet for a threshold or more: with pings
+        # an interval apart, the midpoint estimate alone would miss half the stalls of exactly
+        # the threshold.
+        if state == ENDED and end - earliest >= self.threshold and target.thread_id:
             if episode is None:
-                episode = self._open(target, start)
+                episode = self._open(target, start, earliest)
             self._attach_dump(target, episode)
             self._episodes.pop(target, None)
             self._finish(episode, end)
@@ -281,7 +284,8 @@ class StallMonitor:
     def _late(self, target: Target, now: float, burned: float) -> None:
         """The watchdog itself could not run (C code held the GIL) and no ping was in flight.
 
-        If the loop's thread burned at least half of the time the watchdog waited as CPU, it
+        If the loop's thread burned at least a quarter of the time the watchdog waited as CPU
+        (a quarter: on a busy machine the thread holding the GIL still waits for a core), it
         held the GIL: the loop stalled from (about) the watchdog's last check, which was on
         time, to now. Its stack comes from
         the backstop dump, else from a sample taken now, while the thread is often still in the
@@ -289,9 +293,9 @@ class StallMonitor:
         """
         # The stall began after the last check, and before the wake-up that did not happen.
         start = self._last_check + self._last_pause / 2
-        if now - start < self.threshold or burned < (now - self._last_check) / 2:
+        if now - self._last_check < self.threshold or burned < (now - self._last_check) / 4:
             return
-        episode = self._open(target, start)
+        episode = self._open(target, start, self._last_check)
         self._attach_dump(target, episode)
         if not episode.backstop:
             stack = stacks.thread_stack(target.thread_id, self.max_frames)
@@ -299,12 +303,13 @@ class StallMonitor:
         self._episodes.pop(target, None)
         self._finish(episode, now)
 
-    def _open(self, target: Target, start: float) -> Episode:
+    def _open(self, target: Target, start: float, earliest: float) -> Episode:
         episode = Episode(
             kind=target.kind,
             thread_id=target.thread_id,
             thread_name=target.thread_name,
             start=start,
+            earliest=earliest,
             wall_offset=time.time() - time.perf_counter(),
             gc_mark=self._gc_mark(start),
             ring_size=self.ring_size,
@@ -381,7 +386,7 @@ class StallMonitor:
         """At stop: a stall still going on and an unread backstop dump become records."""
         now = time.perf_counter()
         for target, episode in list(self._episodes.items()):
-            if now - episode.start >= self.threshold:
+            if now - episode.earliest >= self.threshold:
                 self._attach_dump(target, episode)
                 self._finish(episode, now, unfinished=True)
             else:
@@ -402,6 +407,7 @@ class StallMonitor:
                 thread_id=thread_id,
                 thread_name=loop_target.thread_name,
                 start=when - backstop.timeout,
+                earliest=when - backstop.timeout,
                 wall_offset=0.0,
                 gc_mark=self._gc.now(),
                 ring_size=self.ring_size,

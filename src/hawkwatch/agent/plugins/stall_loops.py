@@ -19,7 +19,9 @@ looking for ``run_forever`` frames in the thread stacks. uvloop's loop does not 
 ``Target.poll`` is called by the watchdog thread only and answers one of: ``OK``; ``BLOCKED``
 with the estimated start; ``ENDED`` with start and end of the last unresponsive spell (every
 answered ping ends one; the watchdog keeps those over the threshold); ``LOST`` when the loop
-stopped with a ping in flight (not a stall).
+stopped with a ping in flight (not a stall). The start is an estimate, the midpoint of the
+window in which the loop went quiet; the fourth value, ``earliest``, is that window's beginning,
+the last moment the loop was seen alive, so ``end - earliest`` is the longest it can have been.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ BLOCKED: Final = 1
 ENDED: Final = 2
 LOST: Final = 3
 
-Poll = tuple[int, float, float]
+Poll = tuple[int, float, float, float]
+"""(state, estimated start, end, earliest possible start)."""
 _perf = time.perf_counter
 
 
@@ -97,6 +100,7 @@ class PingTarget(Target):
         self.sent = 0.0
         self.answered = 0.0
         self.block_start = 0.0
+        self.last_seen = 0.0
         self.outstanding = False
         self.armed = False
 
@@ -114,13 +118,13 @@ class PingTarget(Target):
         self.outstanding = False
 
     def poll(self, now: float, interval: float, sample_after: float) -> Poll:
-        result: Poll = (OK, 0.0, 0.0)
+        result: Poll = (OK, 0.0, 0.0, 0.0)
         if self.outstanding:
             if self.answered < self.sent:
                 return self._waiting(now, sample_after)
             self.outstanding = False
             if self.armed:
-                result = (ENDED, self.block_start, self.answered)
+                result = (ENDED, self.block_start, self.answered, self.last_seen)
             self.armed = True
         # Three quarters: the watchdog's own wake-ups jitter around the interval.
         if now - self.sent >= interval * 0.75 and self._running():
@@ -128,6 +132,7 @@ class PingTarget(Target):
             # the estimate, off by at most half an interval either way.
             last_seen = max(self.answered, now - interval)
             self.block_start = (last_seen + now) / 2
+            self.last_seen = last_seen
             self.sent = now
             self.outstanding = True
             try:
@@ -140,10 +145,10 @@ class PingTarget(Target):
     def _waiting(self, now: float, sample_after: float) -> Poll:
         if not self._running():
             self.outstanding = False
-            return LOST, 0.0, 0.0
+            return LOST, 0.0, 0.0, 0.0
         if self.armed and now - self.sent >= sample_after:
-            return BLOCKED, self.block_start, 0.0
-        return OK, 0.0, 0.0
+            return BLOCKED, self.block_start, 0.0, self.last_seen
+        return OK, 0.0, 0.0, 0.0
 
     def _running(self) -> bool:
         try:
@@ -181,14 +186,14 @@ class BeatTarget(Target):
             previous, self._seen = self._seen, beat
             self._blocked = False
             # The loop stopped somewhere in the cadence after its previous beat.
-            return ENDED, previous + self.cadence / 2, beat
+            return ENDED, previous + self.cadence / 2, beat, previous
         if now - beat >= self.cadence + sample_after:
             if not self.thread_alive():  # a loop's thread that returned is not stalled
                 self.gone = True
-                return LOST, 0.0, 0.0
+                return LOST, 0.0, 0.0, 0.0
             self._blocked = True
-            return BLOCKED, beat + self.cadence / 2, 0.0
-        return OK, 0.0, 0.0
+            return BLOCKED, beat + self.cadence / 2, 0.0, beat
+        return OK, 0.0, 0.0, 0.0
 
 
 class Targets:

@@ -40,6 +40,7 @@ class Episode:
         thread_id: int,
         thread_name: str,
         start: float,
+        earliest: float,
         wall_offset: float,
         gc_mark: tuple[int, int],
         ring_size: int,
@@ -48,6 +49,7 @@ class Episode:
         self.thread_id = thread_id
         self.thread_name = thread_name
         self.start = start
+        self.earliest = min(earliest, start)
         self.wall_offset = wall_offset
         self.gc_mark = gc_mark
         self.first: list[Any] | None = None
@@ -120,6 +122,10 @@ def build_value(
     ]
     value: dict[str, Any] = {
         "duration": round((end - episode.start) * 1000, 3),
+        "duration_range": [
+            round(max(0.0, end - (2 * episode.start - episode.earliest)) * 1000, 3),
+            round((end - episode.earliest) * 1000, 3),
+        ],
         "startFrom": round(episode.wall(episode.start), 6),
         "inBackground": False,
         "stacks": stacks,
