@@ -62,7 +62,7 @@ def run(plan: object, home: Path) -> tuple[list[dict[str, Any]], list[dict[str, 
     if done.returncode != 0:
         raise RuntimeError(f"the injector failed ({done.returncode}): {done.stderr[-3000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    return result["truths"], recorded_stalls(Session(result["session"]))
+    return result["truths"], recorded_stalls(Session.open(result["session"]))
 
 
 def recorded_stalls(session: Session) -> list[dict[str, Any]]:

@@ -50,7 +50,6 @@ from hawkwatch.model import collections as c
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
-_FORK_LOCK = threading.Lock()
 _fork_hooks_installed = False
 _active: StallMonitor | None = None
 
@@ -100,6 +99,7 @@ class StallMonitor:
         self._step = 1
         self._last_full_key = ""
         self._library_prefixes: tuple[str, ...] = ()
+        self._paused = False
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -124,18 +124,42 @@ class StallMonitor:
         _install_fork_hooks()
         _active = self
         ctx.every(1.0, self._failure.raise_if_failed, self)
+        self._start_thread()
+
+    def _start_thread(self) -> None:
+        self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="hawkwatch-stall", daemon=True)
         self._thread.start()
 
-    def stop(self) -> None:
-        global _active
+    def _halt_thread(self) -> bool:
+        """Stop the watchdog thread, waiting for its current check; True when it ended."""
         thread, self._thread = self._thread, None
         self._stop.set()
         TARGETS.wake.set()
-        stopped = thread is None or thread is threading.current_thread()
-        if thread is not None and not stopped:
-            thread.join(timeout=2.0)
-            stopped = not thread.is_alive()
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(timeout=2.0)
+        return not thread.is_alive()
+
+    def pause_for_fork(self) -> None:
+        """Before fork(): no watchdog mid-check and no faulthandler thread in the child.
+
+        Cancelling a later-dump in a child whose faulthandler thread was not copied would wait
+        for it forever; and with no extra threads, Python 3.12+ has no reason to warn.
+        """
+        self._paused = self._thread is not None and self._halt_thread()
+        if self._backstop is not None:
+            self._backstop.cancel()
+
+    def resume_after_fork(self) -> None:
+        if self._paused and self._ctx is not None:
+            self._paused = False
+            self._start_thread()
+
+    def stop(self) -> None:
+        global _active
+        self._paused = False
+        stopped = self._halt_thread()
         if stopped and self._ctx is not None:
             with contextlib.suppress(Exception):
                 self._flush_at_stop()
@@ -175,12 +199,11 @@ class StallMonitor:
         next_discovery = 0.0
         while not self._stop.is_set():
             try:
-                with _FORK_LOCK:
-                    now = time.perf_counter()
-                    if now >= next_discovery:
-                        self._discover()
-                        next_discovery = now + _DISCOVERY_PERIOD
-                    busy, watching = self._tick(now)
+                now = time.perf_counter()
+                if now >= next_discovery:
+                    self._discover()
+                    next_discovery = now + _DISCOVERY_PERIOD
+                busy, watching = self._tick(now)
             except Exception as exc:  # disabled by the runtime on the scheduler thread
                 self._failure.capture(exc)
                 return
@@ -439,7 +462,7 @@ def _library_prefixes() -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-# -- fork: faulthandler's later-dump thread does not survive it ----------------------------
+# -- fork: the watchdog and faulthandler's later-dump thread are paused around it -----------
 
 
 def _install_fork_hooks() -> None:
@@ -447,24 +470,18 @@ def _install_fork_hooks() -> None:
     if _fork_hooks_installed:
         return
     _fork_hooks_installed = True
-    os.register_at_fork(
-        before=_before_fork, after_in_parent=_after_fork_parent, after_in_child=_after_fork_child
-    )
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_parent)
 
 
 def _before_fork() -> None:
-    """Hold the watchdog and cancel the later-dump: in the child, cancelling it would hang."""
-    _FORK_LOCK.acquire()
     monitor = _active
-    if monitor is not None and monitor._backstop is not None:
+    if monitor is not None:
         with contextlib.suppress(Exception):
-            monitor._backstop.cancel()
+            monitor.pause_for_fork()
 
 
 def _after_fork_parent() -> None:
-    _FORK_LOCK.release()  # the watchdog re-arms the backstop on its next check
-
-
-def _after_fork_child() -> None:
-    global _FORK_LOCK
-    _FORK_LOCK = threading.Lock()
+    monitor = _active
+    if monitor is not None:
+        with contextlib.suppress(Exception):
+            monitor.resume_after_fork()
