@@ -163,7 +163,14 @@ def rich_records() -> list[Record]:
         import_record("numpy", 95_000, 20_000),
         hawkwatch_error_record(T0 + 3, "io", "run", "OSError: boom"),
         exit_state_record(T0 + 4, clean=False, exit_code=None, signal=9, source="supervisor"),
-        Record("anr", "1700000003_0", "{}"),
+        Record(
+            "anr",
+            "1700000003.000000_0",
+            '{"duration":620.5,"startFrom":1700000003.0,"inBackground":false,"stacks":[],'
+            '"loop":"asyncio","thread":"MainThread","fingerprint":"ab12",'
+            '"point":{"index":0,"frames":[["render","/app/views.py",42,9]],"title":0,"run":9}}',
+        ),
+        Record("view-ctrl", "0", "{}"),
         Record(c.CPU, time_key(T0 + 3), "busy"),
     ]
 
@@ -186,6 +193,8 @@ def test_every_section_of_a_rich_report_appears():
         "Slowest imports (1 of 1 recorded)",
         "Exit: not clean, killed by signal 9 (reported by supervisor, at +4.000 s)",
         "Monitor errors (1)",
+        "Stalls (1, 620.5 ms in all; p50 620.5 ms, p95 620.5 ms, longest 620.5 ms)",
+        "render (/app/views.py:42)",
         "Other collections",
         "Skipped records",
     ):

@@ -27,6 +27,7 @@ TOP_LEVEL_KEYS = [
     "other_collections",
     "findings",
     "skipped_lines",
+    "stalls",
 ]
 
 
@@ -66,7 +67,14 @@ def test_sections_keep_their_field_names():
     assert list(data["exit"]) == [
         "time", "offset_s", "clean", "exit_code", "signal", "source",
     ]  # fmt: skip
-    assert data["other_collections"] == [{"name": "anr", "count": 1}]
+    assert data["other_collections"] == [{"name": "view-ctrl", "count": 1}]
+    assert list(data["stalls"]) == [
+        "count", "total_ms", "p50_ms", "p95_ms", "max_ms", "groups", "longest", "hang_kills",
+    ]  # fmt: skip
+    assert list(data["stalls"]["groups"][0]) == [
+        "fingerprint", "count", "total_ms", "max_ms", "loop", "frame", "file", "line",
+        "source_line",
+    ]  # fmt: skip
     assert data["findings"] == [
         {
             "collection": "cpu",
