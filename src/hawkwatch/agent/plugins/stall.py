@@ -117,7 +117,8 @@ class StallMonitor:
             key = time_key(value.get("last_seen") or time.time())
             ctx.store_nowait(c.HANG_KILL, key, to_json(value))
         if config.backstop:
-            self._backstop = files.Backstop(ctx.session, self.threshold)
+            rearm_every = max(self.interval, self.threshold - 2 * self.interval)
+            self._backstop = files.Backstop(ctx.session, self.threshold, rearm_every)
         self._discovery = Discovery(self.interval)
         self._discovery.install_import_hook(asyncio=config.asyncio, tk=config.tk)
         gc.callbacks.append(self._gc)
@@ -258,7 +259,7 @@ class StallMonitor:
             self._discard(self._episodes.pop(gone))
         if backstop is not None:
             if targets:
-                backstop.arm()
+                backstop.arm(now)
             else:
                 backstop.cancel()
         return busy, bool(targets)

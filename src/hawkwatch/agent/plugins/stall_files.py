@@ -1,9 +1,12 @@
 """The stall monitor's files in the session folder: faulthandler backstop and hang markers.
 
 * ``stall-backstop.txt``: when C code holds the GIL, no Python thread runs, the watchdog
-  included. ``faulthandler.dump_traceback_later`` runs a C thread that needs no GIL; the
-  watchdog re-arms it on every check, so it only fires when the watchdog could not run for a
-  whole threshold, and then writes every thread's stack here. The watchdog turns what it finds
+  included. ``faulthandler.dump_traceback_later`` runs a C thread that needs no GIL; armed for
+  the threshold and re-armed by the watchdog's checks, it fires only when the watchdog could
+  not run for a while, and then writes every thread's stack here. Re-arming is not free: it
+  waits, holding the GIL, for the previous C thread to end (0.05–0.5 ms), so it is re-armed
+  every ``threshold - 2 × interval`` (0.2 s by default), not on every check: it then fires
+  after 0.2–0.4 s without a check, so always within a GIL-holding stall of the threshold. The watchdog turns what it finds
   into a sample of the stall in progress and empties the file; what is left at stop becomes a
   stall record, what is left in a dead process's session becomes ``hang-kill`` at next launch.
   Trade-off: ``dump_traceback_later`` is one per process — arming it cancels a user's own
@@ -40,18 +43,22 @@ MAX_SESSIONS_LOOKED_AT: Final = 20
 class Backstop:
     """The faulthandler later-dump, armed into the session's ``stall-backstop.txt``."""
 
-    def __init__(self, session: Session, timeout: float) -> None:
+    def __init__(self, session: Session, timeout: float, rearm_every: float) -> None:
         self.path = session.path / BACKSTOP_NAME
         self.timeout = timeout
+        self.rearm_every = rearm_every
+        self._armed_at = 0.0
         self._file: IO[bytes] | None = open(self.path, "ab+")  # noqa: SIM115 - held for the session
         self.armed_wall = 0.0
         self.armed = False
 
-    def arm(self) -> None:
-        if self._file is None:
+    def arm(self, now: float) -> None:
+        """Arm (or re-arm) unless it was armed less than ``rearm_every`` ago (``now``: perf)."""
+        if self._file is None or (self.armed and now - self._armed_at < self.rearm_every):
             return
         faulthandler.dump_traceback_later(self.timeout, repeat=False, file=self._file)
         self.armed_wall = time.time()
+        self._armed_at = now
         self.armed = True
 
     def cancel(self) -> None:
@@ -67,6 +74,7 @@ class Backstop:
         f.seek(0)
         text = f.read().decode("utf-8", "replace")
         f.truncate(0)
+        self.armed = False  # it fired: the next check arms it again
         return self.armed_wall + self.timeout, parse_faulthandler(text)
 
     def close(self, *, remove_if_empty: bool) -> None:
