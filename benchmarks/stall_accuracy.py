@@ -152,6 +152,8 @@ def main() -> None:
         f"\nrecall at or above the threshold: {len(found)}/{len(above)} "
         f"({100 * len(found) / max(1, len(above)):.1f} %)  target 100 %"
     )
+    for missed in (r for r in above if not r["found"]):
+        print(f"  missed: {missed['cause']} {missed['seconds']:.3f} s")
     sub = [r for r in rows if r["seconds"] < THRESHOLD_S]
     print(
         f"below the threshold, recorded anyway: {sum(r['found'] for r in sub)}/{len(sub)} "

@@ -124,15 +124,18 @@ class PingTarget(Target):
                 return self._waiting(now, sample_after)
             self.outstanding = False
             if self.armed:
-                result = (ENDED, self.block_start, self.answered, self.last_seen)
+                # A prompt answer means the loop was free when pinged, even if the ping went out
+                # late (the watchdog itself waited for the GIL): no spell before it counts.
+                prompt = self.answered - self.sent < sample_after
+                earliest = self.sent if prompt else self.last_seen
+                result = (ENDED, self.block_start, self.answered, earliest)
             self.armed = True
         # Three quarters: the watchdog's own wake-ups jitter around the interval.
         if now - self.sent >= interval * 0.75 and self._running():
-            # The loop went quiet somewhere between its last answer and now: the midpoint is
-            # the estimate, off by at most half an interval either way.
-            last_seen = max(self.answered, now - interval)
-            self.block_start = (last_seen + now) / 2
-            self.last_seen = last_seen
+            # The loop went quiet somewhere between its last answer and now: the midpoint of
+            # the last interval is the estimate (a late check widens the window, not the guess).
+            self.block_start = (max(self.answered, now - interval) + now) / 2
+            self.last_seen = self.answered if self.answered else now - interval
             self.sent = now
             self.outstanding = True
             try:
