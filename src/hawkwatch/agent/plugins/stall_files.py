@@ -6,9 +6,10 @@
   not run for a while, and then writes every thread's stack here. Re-arming is not free: it
   waits, holding the GIL, for the previous C thread to end (0.05–0.5 ms), so it is re-armed
   every ``threshold - 2 × interval`` (0.2 s by default), not on every check: it then fires
-  after 0.2–0.4 s without a check, so always within a GIL-holding stall of the threshold. The watchdog turns what it finds
-  into a sample of the stall in progress and empties the file; what is left at stop becomes a
-  stall record, what is left in a dead process's session becomes ``hang-kill`` at next launch.
+  after 0.2–0.4 s without a check, so always within a GIL-holding stall of the threshold.
+  The watchdog turns what it finds into a sample of the stall in progress and empties the
+  file; what is left at stop becomes a stall record, what is left in a dead process's session
+  becomes ``hang-kill`` at the next launch.
   Trade-off: ``dump_traceback_later`` is one per process — arming it cancels a user's own
   pending later-dump (``stall.backstop = false`` leaves faulthandler alone).
 * ``hang-<thread id>.json``: written when a stall passes the threshold, refreshed while it
