@@ -139,7 +139,15 @@ def main() -> None:
             home.mkdir()
             truths, stalls = run(plan, home)
             rows += match(truths, stalls)
-            unmatched += sum(1 for s in stalls if not s.get("_used"))
+            for stall in (s for s in stalls if not s.get("_used")):
+                unmatched += 1
+                funcs = point_funcs(stall, {})[:3]
+                near = min(truths, key=lambda t: abs(t["start"] - stall["startFrom"]))
+                print(
+                    f"  unmatched: {stall['duration']:.0f} ms, source {stall.get('source')}, "
+                    f"point {funcs}; nearest injection {near['cause']} {near['seconds']:.3f} s "
+                    f"at {near['start'] - stall['startFrom']:+.3f} s"
+                )
             print(f"run {repeat + 1}: {len(truths)} injections, {len(stalls)} stalls recorded")
         clean_home = Path(tmp) / "clean"
         clean_home.mkdir()

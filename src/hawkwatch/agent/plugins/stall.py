@@ -311,18 +311,23 @@ class StallMonitor:
         If the loop's thread burned at least a quarter of the time the watchdog waited as CPU
         (a quarter: on a busy machine the thread holding the GIL still waits for a core), it
         held the GIL: the loop stalled from (about) the watchdog's last check, which was on
-        time, to now. Its stack comes from
-        the backstop dump, else from a sample taken now, while the thread is often still in the
-        function that made the blocking call.
+        time, to now. Its stack comes from the backstop dump, else from a sample taken now,
+        while the thread is often still in the function that made the blocking call. Only when
+        the watchdog was watching closely (its last pause at most one interval: the start is
+        known to that interval), and never without a stack to show.
         """
         # The stall began after the last check, and before the wake-up that did not happen.
         start = self._last_check + self._last_pause / 2
-        if now - self._last_check < self.threshold or burned < (now - self._last_check) / 4:
+        gap = now - self._last_check
+        if gap < self.threshold or burned < gap / 4 or self._last_pause > self.interval:
             return
         episode = self._open(target, start, self._last_check)
         self._attach_dump(target, episode)
         if not episode.backstop:
             stack = stacks.thread_stack(target.thread_id, self.max_frames)
+            if not stack:
+                self._episodes.pop(target, None)
+                return
             episode.add(now, stack, thread_count())
         self._episodes.pop(target, None)
         self._finish(episode, now)
