@@ -30,14 +30,8 @@ from typing import Any, ClassVar
 from hawkwatch.agent import stacks
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
 from hawkwatch.agent.plugins import stall_files as files
-from hawkwatch.agent.plugins.stall_loops import (
-    BLOCKED,
-    ENDED,
-    TARGETS,
-    Discovery,
-    PingTarget,
-    Target,
-)
+from hawkwatch.agent.plugins.stall_discovery import Discovery
+from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, TARGETS, PingTarget, Target
 from hawkwatch.agent.plugins.stall_record import (
     Episode,
     build_value,
@@ -284,13 +278,10 @@ class StallMonitor:
                 stacks.thread_stack(target.thread_id, self.max_frames),
                 thread_count(),
             )
-            if now - earliest >= self.threshold:
+            if self._long_enough(start, earliest, now):
                 self._mark(episode, now)
             return True
-        # A stall is a spell the loop may have been quiet for a threshold or more: with pings
-        # an interval apart, the midpoint estimate alone would miss half the stalls of exactly
-        # the threshold.
-        if state == ENDED and end - earliest >= self.threshold and target.thread_id:
+        if state == ENDED and self._long_enough(start, earliest, end) and target.thread_id:
             if episode is None:
                 episode = self._open(target, start, earliest)
             self._attach_dump(target, episode)
@@ -304,6 +295,16 @@ class StallMonitor:
             self._cpu_marks.pop(target, None)
         self._pending_dumps.pop(target.thread_id, None)
         return False
+
+    def _long_enough(self, start: float, earliest: float, end: float) -> bool:
+        """Whether a spell is a stall: it may have lasted the threshold, and likely half of it.
+
+        The first half: with pings an interval apart, the estimate alone would miss about half
+        of the stalls of exactly the threshold. The second: when the watchdog itself had to
+        wait (for the GIL), the last answer can lie long before the spell; a loop that then
+        answers after 60 ms is no stall of the threshold.
+        """
+        return end - earliest >= self.threshold and end - start >= self.threshold / 2
 
     def _late(self, target: Target, now: float, burned: float) -> None:
         """The watchdog itself could not run (C code held the GIL) and no ping was in flight.
