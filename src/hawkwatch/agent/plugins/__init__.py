@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hawkwatch.agent.monitor import Monitor
+from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
 from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
 from hawkwatch.agent.plugins.launch import LaunchMonitor
+from hawkwatch.agent.plugins.profiler import ProfilerMonitor
 from hawkwatch.agent.plugins.resources import ResourcesMonitor
 from hawkwatch.config import Config
 
 __all__ = [
+    "CpuHighLoadMonitor",
     "GcPauseMonitor",
     "ImportTimeMonitor",
     "LaunchMonitor",
+    "ProfilerMonitor",
     "ResourcesMonitor",
     "default_monitors",
 ]
@@ -31,4 +35,8 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(GcPauseMonitor)
     if config.resources.enabled:
         chosen.append(ResourcesMonitor)
+    if config.cpu.enabled:
+        chosen.append(CpuHighLoadMonitor)
+    if config.profiler.enabled:
+        chosen.append(ProfilerMonitor)
     return chosen

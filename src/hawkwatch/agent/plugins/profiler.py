@@ -1,0 +1,216 @@
+"""Continuous profiler: samples every thread's stack at a rate that holds a CPU budget.
+
+Each sample walks ``sys._current_frames()``, interns each stack (thread name as the outermost
+pseudo-frame) in a ``StackTable`` and counts it twice: in **wall** mode always, in **cpu** mode
+only when the thread used CPU since the previous sample (``threads_cpu``: nanosecond
+``schedstat`` on Linux). Every ``profiler.window_s`` the window is written as one
+``cpu-profile`` record (key = window start, value ``Profile.as_json()``), or, from 15 KB on, as
+the side file ``cpu-profile/<key>.json`` with a record that names it. Memory grows with distinct
+stacks, not samples.
+
+Rate: after each sample the sampler's own CPU time (``time.thread_time``) goes into a moving
+average ``cost``; the next wait is ``cost / profiler.budget`` (0.01 = 1 % of one core), within
+``1/max_rate_hz`` … ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead.
+
+The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
+scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
+Failures on that thread are kept and raised on the scheduler thread (``DeferredFailure``), where
+the runtime's firewall disables the monitor. After a fork the child drops the thread.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import ClassVar, Final
+
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
+from hawkwatch.agent.stacks import frame_stack
+from hawkwatch.agent.threads_cpu import ThreadCpuReader
+from hawkwatch.config import ProfilerConfig
+from hawkwatch.model import collections as c
+from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
+from hawkwatch.model.stack import PyFrame, StackTable
+
+THREAD_NAME: Final = "hawkwatch-profiler"
+_COST_WEIGHT: Final = 0.1
+"""Weight of the newest sample in the moving average of the sampler's cost."""
+_THREADS_REFRESH_S: Final = 1.0
+
+
+class Window:
+    """Samples aggregated since the window started (touched by the sampler thread only)."""
+
+    def __init__(self, start_unix: float, start_mono: float) -> None:
+        self.start_unix = start_unix
+        self.start_mono = start_mono
+        self.table = StackTable()
+        self.counts: dict[int, list[int]] = {}
+        self.samples = 0
+        self.cost_s = 0.0
+        self.max_depth_hit = 0
+
+    def profile(self, end_mono: float, budget: float) -> Profile:
+        duration = max(end_mono - self.start_mono, 1e-9)
+        return Profile(
+            start_time=self.start_unix,
+            duration_s=duration,
+            samples=self.samples,
+            rate_hz=self.samples / duration,
+            table=self.table,
+            counts={sid: (pair[0], pair[1]) for sid, pair in self.counts.items()},
+            budget=budget,
+            cost_s=self.cost_s,
+            max_depth_hit=self.max_depth_hit,
+        )
+
+
+class Sampler:
+    """Takes one sample of every thread into a window; separate from the thread for tests."""
+
+    def __init__(self, config: ProfilerConfig, reader: ThreadCpuReader | None = None) -> None:
+        self.config = config
+        self.reader = reader or ThreadCpuReader()
+        self._threads: dict[int, tuple[PyFrame, int | None]] = {}  # ident -> (frame, native)
+        self._threads_at = -1e9
+        self._last_cpu: dict[int, float] = {}
+
+    def _refresh_threads(self, now: float) -> None:
+        self._threads = {
+            t.ident: (thread_frame(t.name), t.native_id)
+            for t in threading.enumerate()
+            if t.ident is not None
+        }
+        self._threads_at = now
+
+    def sample(self, window: Window, skip: int) -> None:
+        frames = sys._current_frames()
+        now = time.monotonic()
+        threads = self._threads
+        if now - self._threads_at > _THREADS_REFRESH_S or any(i not in threads for i in frames):
+            self._refresh_threads(now)
+            threads = self._threads
+        depth = self.config.max_depth
+        table, counts, last_cpu, reader = window.table, window.counts, self._last_cpu, self.reader
+        for ident, frame in frames.items():
+            if ident == skip:
+                continue
+            head, native = threads.get(ident, (thread_frame(f"thread-{ident}"), None))
+            if head.func.startswith("thread hawkwatch"):
+                continue
+            stack = frame_stack(frame, depth)
+            if len(stack) >= depth:
+                window.max_depth_hit += 1
+            stack_id = table.add((*stack, head))
+            used = 0
+            if native is not None:
+                cpu = reader.cpu_seconds(native)
+                if cpu is not None:
+                    if cpu > last_cpu.get(native, cpu):
+                        used = 1
+                    last_cpu[native] = cpu
+            pair = counts.get(stack_id)
+            if pair is None:
+                counts[stack_id] = [1, used]
+            else:
+                pair[0] += 1
+                pair[1] += used
+        window.samples += 1
+
+
+class ProfilerMonitor:
+    name: ClassVar[str] = "profiler"
+
+    def __init__(self) -> None:
+        self._ctx: AgentContext | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._failure = DeferredFailure()
+        self._window: Window | None = None
+        self._lock = threading.Lock()  # guards the hand-over of a window at stop
+
+    def start(self, ctx: AgentContext) -> None:
+        self._ctx = ctx
+        config = ctx.config.profiler
+        sampler = Sampler(config)
+        metadata = ctx.session.metadata
+        metadata["profiler"] = {
+            "budget": config.budget,
+            "rate_hz": config.rate_hz,
+            "window_s": config.window_s,
+            "thread_cpu_source": sampler.reader.source,
+        }
+        ctx.session.write_metadata(metadata)
+        self._stop.clear()
+        self._window = Window(time.time(), time.monotonic())
+        self._thread = threading.Thread(
+            target=self._run, args=(ctx, sampler), name=THREAD_NAME, daemon=True
+        )
+        self._thread.start()
+        ctx.every(1.0, self._failure.raise_if_failed, self)
+
+    def _run(self, ctx: AgentContext, sampler: Sampler) -> None:
+        config = ctx.config.profiler
+        me = threading.get_ident()
+        fixed = 1.0 / config.rate_hz if config.rate_hz > 0 else 0.0
+        shortest = 1.0 / config.max_rate_hz
+        longest = max(1.0 / config.min_rate_hz, shortest)
+        wait = fixed or shortest
+        cost = 0.0
+        try:
+            while not self._stop.wait(wait):
+                with self._lock:
+                    window = self._window
+                    if window is None:
+                        return
+                    begin = time.thread_time()
+                    sampler.sample(window, me)
+                    spent = time.thread_time() - begin
+                    window.cost_s += spent
+                    now = time.monotonic()
+                    if now - window.start_mono >= config.window_s:
+                        self._window = Window(time.time(), now)
+                        self._write(ctx, window.profile(now, 0.0 if fixed else config.budget))
+                cost = spent if cost == 0.0 else cost + _COST_WEIGHT * (spent - cost)
+                if not fixed:
+                    wait = min(max(cost / config.budget, shortest), longest)
+        except Exception as exc:  # raised again on the scheduler thread by the firewall
+            self._failure.capture(exc)
+
+    def _write(self, ctx: AgentContext, profile: Profile) -> None:
+        key = time_key(profile.start_time)
+        value = profile.as_json()
+        text = to_json(value)
+        if len(text.encode()) >= EXT_THRESHOLD_BYTES:
+            name = f"{c.CPU_PROFILE_DIR}/{key}.json"
+            folder = ctx.session.path / c.CPU_PROFILE_DIR
+            folder.mkdir(exist_ok=True)
+            temporary = folder / f".{key}.json.tmp"
+            temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+            os.replace(temporary, folder / f"{key}.json")
+            del value["table"], value["counts"]
+            value["file"] = name
+            text = to_json(value)
+        ctx.store_nowait(c.CPU_PROFILE, key, text)
+
+    def stop(self) -> None:
+        ctx, self._ctx = self._ctx, None
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(2.0)
+        with self._lock:
+            window, self._window = self._window, None
+        if ctx is not None and window is not None and window.samples:
+            budget = 0.0 if ctx.config.profiler.rate_hz > 0 else ctx.config.profiler.budget
+            self._write(ctx, window.profile(time.monotonic(), budget))
+
+    def after_fork_child(self) -> None:
+        self._ctx = None
+        self._thread = None
+        self._window = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
