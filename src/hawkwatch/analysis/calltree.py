@@ -97,21 +97,30 @@ class FrameCost:
 
 
 def top_frames(
-    roots: Sequence[CallNode], limit: int = 10, *, by: str = "self", skip_threads: bool = True
+    roots: Sequence[CallNode],
+    limit: int = 10,
+    *,
+    by: str = "self",
+    skip_threads: bool = True,
+    by_function: bool = False,
 ) -> list[FrameCost]:
     """The ``limit`` costliest frames, by ``self`` (default) or ``total`` samples.
 
-    Thread pseudo-frames are left out unless ``skip_threads`` is false.
+    Thread pseudo-frames are left out unless ``skip_threads`` is false. With ``by_function``
+    the lines of one function count together (the frame returned has line 0).
     """
     total = sum(root.count for root in roots)
     self_counts: dict[Frame, int] = {}
     total_counts: dict[Frame, int] = {}
 
     def visit(node: CallNode, above: frozenset[Frame]) -> None:
-        self_counts[node.frame] = self_counts.get(node.frame, 0) + node.self_count
-        if node.frame not in above:  # recursion: count the outermost occurrence only
-            total_counts[node.frame] = total_counts.get(node.frame, 0) + node.count
-            above = above | {node.frame}
+        frame = node.frame
+        if by_function and not isinstance(frame, int):
+            frame = frame._replace(line=0)
+        self_counts[frame] = self_counts.get(frame, 0) + node.self_count
+        if frame not in above:  # recursion: count the outermost occurrence only
+            total_counts[frame] = total_counts.get(frame, 0) + node.count
+            above = above | {frame}
         for child in node.children:
             visit(child, above)
 

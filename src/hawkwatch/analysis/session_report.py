@@ -40,6 +40,7 @@ from hawkwatch.model import Record
 from hawkwatch.model import collections as c
 from hawkwatch.model.report import (
     CollectionCount,
+    CpuSummary,
     ErrorRow,
     EventRow,
     ExitState,
@@ -75,6 +76,7 @@ _TIME_KEYED: Final = _SERIES_NAMES | {
     c.HAWKWATCH_ERROR,
 }
 _REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME}
+_CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
 
 def build_session_report(
@@ -87,13 +89,15 @@ def build_session_report(
     max_events: int = 50,
     max_rows: int = 10,
     chart_points: int = 30,
+    cpu: CpuSummary | None = None,
 ) -> SessionReport:
     """Summarise one session.
 
     ``metadata`` is ``session.json`` (``{}`` for MTHawkeye folders); ``source`` defaults to
     "hawkwatch" when there is metadata, else "mthawkeye". ``skipped_lines`` is passed through
     from the store reader. Lists are capped: ``max_events`` events and errors, ``max_rows`` rows
-    in the other tables; charts get ``chart_points`` points.
+    in the other tables; charts get ``chart_points`` points. ``cpu`` (from
+    ``analysis.cpu_report``, built by the caller who can read side files) is passed through.
     """
     all_records = list(records)
     grouped: dict[str, list[Record]] = {}
@@ -140,7 +144,7 @@ def build_session_report(
     other = tuple(
         CollectionCount(name, len(found))
         for name, found in sorted(grouped.items())
-        if name not in _REPORTED
+        if name not in _REPORTED and not (cpu is not None and name in _CPU_COLLECTIONS)
     )
     return SessionReport(
         session=build_session_info(
@@ -164,6 +168,7 @@ def build_session_report(
         other_collections=other,
         findings=findings.result(),
         skipped_lines=skipped_lines,
+        cpu=cpu,
     )
 
 
