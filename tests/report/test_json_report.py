@@ -27,6 +27,7 @@ TOP_LEVEL_KEYS = [
     "other_collections",
     "findings",
     "skipped_lines",
+    "cpu",
 ]
 
 
