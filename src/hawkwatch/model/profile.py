@@ -40,7 +40,8 @@ EXT_RECORD_END: Final = "\u00b7"
 EXT_THRESHOLD_BYTES: Final = 15 * 1024
 """A stack-frame tree whose UTF-8 JSON reaches this size goes to the side file instead."""
 
-_FRAME_TEXT = re.compile(r"^(?P<func>.*) \((?P<file>.*):(?P<line>-?\d+)\)$", re.DOTALL)
+# func up to the first " (" (Python names have none), file up to the last ":<line>)"
+_FRAME_TEXT = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>-?\d+)\)$", re.DOTALL)
 _ADDRESS = re.compile(r"^0[xX][0-9a-fA-F]+$")
 
 
