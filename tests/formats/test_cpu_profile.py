@@ -27,7 +27,7 @@ def test_inline_and_side_file_windows_are_read_oldest_first(tmp_path: Path) -> N
     parsed = read_profiles(tmp_path, records)
     assert parsed.skipped == []
     assert [p.start_time for p in parsed.value] == [5.0, 9.0]
-    assert parsed.value[0].counts == window(5.0).counts == {0: (10, 7)}
+    assert parsed.value[0].counts == window(5.0).counts == {1: (10, 7)}
 
 
 def test_missing_escaping_or_broken_windows_are_skipped(tmp_path: Path) -> None:

@@ -1,0 +1,78 @@
+"""Per-thread CPU times from the OS, tied to Python threads by native id."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pytest
+
+from hawkwatch.agent import threads_cpu
+from hawkwatch.agent.threads_cpu import ThreadCpuReader
+
+
+def spin_for_cpu(seconds: float) -> None:
+    """Burn this thread's own CPU time (not wall time) for ``seconds``."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        sum(range(1000))
+
+
+def test_a_busy_thread_gains_cpu_and_a_blocked_one_does_not() -> None:
+    reader = ThreadCpuReader()
+    release = threading.Event()
+    started = threading.Barrier(3)
+    done = threading.Event()
+
+    def sleeper() -> None:
+        started.wait()
+        release.wait()
+
+    def busy() -> None:
+        started.wait()
+        spin_for_cpu(0.3)
+        done.set()
+        release.wait()
+
+    threads = [
+        threading.Thread(target=sleeper, name="blocked-sleeper"),
+        threading.Thread(target=busy, name="busy-spinner"),
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        started.wait()
+        before = {t.name: t for t in reader.snapshot()}
+        assert done.wait(30)
+        after = {t.name: t for t in reader.snapshot()}
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join()
+    busy_delta = after["busy-spinner"].cpu_s - before["busy-spinner"].cpu_s
+    idle_delta = after["blocked-sleeper"].cpu_s - before["blocked-sleeper"].cpu_s
+    assert busy_delta >= 0.25
+    assert idle_delta < 0.05
+    assert after["busy-spinner"].ident == threads[1].ident
+    assert after["MainThread"].thread is threading.main_thread()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("source", ["schedstat", "stat"])
+def test_both_proc_sources_agree_with_the_threads_own_clock(source: str) -> None:
+    read = threads_cpu._schedstat_seconds if source == "schedstat" else threads_cpu._stat_seconds
+    spin_for_cpu(0.2)
+    me = threading.get_native_id()
+    own = time.thread_time()
+    assert read(me) == pytest.approx(own, abs=0.05)
+
+
+def test_threads_that_are_gone_read_as_none() -> None:
+    reader = ThreadCpuReader()
+    worker = threading.Thread(target=lambda: None)
+    worker.start()
+    worker.join()
+    assert worker.native_id is not None
+    assert reader.cpu_seconds(worker.native_id) is None
+    assert reader.source in ("schedstat", "stat", "psutil")
