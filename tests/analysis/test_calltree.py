@@ -21,9 +21,7 @@ G = PyFrame("g", "/app/m.py", 20)
 
 def test_stacks_merge_outermost_first_with_children_by_count() -> None:
     roots = build_roots([((G, RUN, MAIN), 2), ((F, RUN, MAIN), 5), ((RUN, MAIN), 1), ((), 9)])
-    assert roots == (
-        CallNode(MAIN, 8, (CallNode(RUN, 8, (CallNode(F, 5), CallNode(G, 2))),)),
-    )
+    assert roots == (CallNode(MAIN, 8, (CallNode(RUN, 8, (CallNode(F, 5), CallNode(G, 2))),)),)
 
 
 def test_merging_trees_adds_counts_of_the_same_place() -> None:

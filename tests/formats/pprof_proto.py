@@ -8,7 +8,13 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 _F = descriptor_pb2.FieldDescriptorProto
-INT64, UINT64, STRING, BOOL, MESSAGE = _F.TYPE_INT64, _F.TYPE_UINT64, _F.TYPE_STRING, _F.TYPE_BOOL, _F.TYPE_MESSAGE
+INT64, UINT64, STRING, BOOL, MESSAGE = (
+    _F.TYPE_INT64,
+    _F.TYPE_UINT64,
+    _F.TYPE_STRING,
+    _F.TYPE_BOOL,
+    _F.TYPE_MESSAGE,
+)
 ONE, MANY = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
 
 MESSAGES = {

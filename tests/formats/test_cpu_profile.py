@@ -22,7 +22,11 @@ def test_inline_and_side_file_windows_are_read_oldest_first(tmp_path: Path) -> N
     (tmp_path / "cpu-profile" / "5.000000.json").write_text(json.dumps(window(5.0).as_json()))
     records = [
         Record("cpu-profile", "9.000000", json.dumps(window(9.0).as_json())),
-        Record("cpu-profile", "5.000000", json.dumps({"start": 5.0, "file": "cpu-profile/5.000000.json"})),
+        Record(
+            "cpu-profile",
+            "5.000000",
+            json.dumps({"start": 5.0, "file": "cpu-profile/5.000000.json"}),
+        ),
     ]
     parsed = read_profiles(tmp_path, records)
     assert parsed.skipped == []

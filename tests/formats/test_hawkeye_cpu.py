@@ -39,7 +39,9 @@ def ios_tree() -> list[dict]:
 
 
 def test_an_ios_episode_reads_with_address_frames_and_unix_times() -> None:
-    parsed = parse_highload(cpu_highload_records(KEY, 64.3, 93.5, ios_tree()), time_base="cfabsolute")
+    parsed = parse_highload(
+        cpu_highload_records(KEY, 64.3, 93.5, ios_tree()), time_base="cfabsolute"
+    )
     assert parsed.skipped == []
     (episode,) = parsed.value
     assert episode.key == KEY
@@ -54,13 +56,17 @@ def test_an_ios_episode_reads_with_address_frames_and_unix_times() -> None:
 def test_the_ext_side_file_holds_large_trees_and_is_split_at_the_first_comma() -> None:
     records = cpu_highload_records(KEY, 70, 99, [])[:1]  # the tree went to the side file
     frame = "f (/app/a,b.py:3)"  # a comma inside the JSON: MTHawkeye's own reader loses it
-    ext = stackframe_ext(("585000000.00", [stackframe_node("0x1", 1)]), (KEY, [stackframe_node(frame, 4)]))
+    ext = stackframe_ext(
+        ("585000000.00", [stackframe_node("0x1", 1)]), (KEY, [stackframe_node(frame, 4)])
+    )
     parsed = parse_highload(records, ext=ext, time_base="cfabsolute")
     assert parsed.value[0].roots == (CallNode(PyFrame("f", "/app/a,b.py", 3), 4),)
 
 
 def test_a_cut_ext_file_keeps_the_whole_records() -> None:
-    ext = stackframe_ext(("1.00", [stackframe_node("0x1", 1)]), ("2.00", [stackframe_node("0x2", 2)]))
+    ext = stackframe_ext(
+        ("1.00", [stackframe_node("0x1", 1)]), ("2.00", [stackframe_node("0x2", 2)])
+    )
     parsed = parse_stackframe_ext(ext[:-9])
     assert list(parsed.value) == ["1.00"]
     assert len(parsed.skipped) == 1 and "2.00" in parsed.skipped[0].reason
@@ -112,4 +118,6 @@ def test_arbitrary_ext_bytes_never_raise(data: bytes) -> None:
 
 @given(st.text(max_size=200), st.text(max_size=200))
 def test_arbitrary_values_never_raise(value: str, tree: str) -> None:
-    parse_highload([Record("cpu-highload", "1.0", value), Record("cpu-highload-stackframe", "1.0", tree)])
+    parse_highload(
+        [Record("cpu-highload", "1.0", value), Record("cpu-highload-stackframe", "1.0", tree)]
+    )

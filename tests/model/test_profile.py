@@ -30,7 +30,9 @@ frames = st.one_of(
     st.integers(min_value=0, max_value=2**64 - 1),
     st.builds(
         PyFrame,
-        st.text(min_size=1).filter(lambda s: " (" not in s and not s.startswith(("0x", "0X", "thread "))),
+        st.text(min_size=1).filter(
+            lambda s: " (" not in s and not s.startswith(("0x", "0X", "thread "))
+        ),
         st.text(),
         st.integers(min_value=1, max_value=10**6),
         module=st.just(""),

@@ -108,7 +108,9 @@ def test_records_use_mthawkeyes_shapes_and_round_trip() -> None:
     assert json.loads(tree)[0]["frame"] == "main (/app/h.py:9)"
     from hawkwatch.model import Record
 
-    (back,) = parse_highload([Record(c.CPU_HIGHLOAD, key, value), Record(c.CPU_HIGHLOAD_STACKFRAME, key, tree)]).value
+    (back,) = parse_highload(
+        [Record(c.CPU_HIGHLOAD, key, value), Record(c.CPU_HIGHLOAD_STACKFRAME, key, tree)]
+    ).value
     assert back.roots == (CallNode(HOT[1], 4, (CallNode(HOT[0], 3), CallNode(COLD[0], 1))),)
     assert back.lasting_s == 64.75 and back.average_percent == 90.0
     assert [t.name for t in back.threads] == ["MainThread", "helper"]

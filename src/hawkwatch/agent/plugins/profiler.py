@@ -1,12 +1,16 @@
 """Continuous profiler: samples every thread's stack at a rate that holds a CPU budget.
 
 Each sample walks ``sys._current_frames()``, interns each stack (thread name as the outermost
-pseudo-frame) in a ``StackTable`` and counts it twice: in **wall** mode always, in **cpu** mode
-only when the thread used CPU since the previous sample (``threads_cpu``: nanosecond
-``schedstat`` on Linux). Every ``profiler.window_s`` the window is written as one
-``cpu-profile`` record (key = window start, value ``Profile.as_json()``), or, from 15 KB on, as
-the side file ``cpu-profile/<key>.json`` with a record that names it. Memory grows with distinct
-stacks, not samples.
+pseudo-frame) in a ``StackTable`` and counts it twice: in **wall** mode always; in **cpu** mode
+only when the thread used CPU since the previous sample (``threads_cpu``: ``schedstat`` on
+Linux), in proportion to how much: each thread earns the CPU it used divided by the time since
+the previous sample as credit, and a sample counts when the credit reaches 1. A thread that ran
+the whole interval counts every time, one that ran 30 % of it about every third time, one that
+woke for a millisecond almost never — so cpu counts are proportional to CPU time.
+
+Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record (key = window
+start, value ``Profile.as_json()``), or, from 15 KB on, as the side file ``cpu-profile/<key>.json``
+with a record that names it. Memory grows with distinct stacks, not samples.
 
 Rate: after each sample the sampler's own CPU time (``time.thread_time``) goes into a moving
 average ``cost``; the next wait is ``cost / profiler.budget`` (0.01 = 1 % of one core), within
@@ -39,6 +43,9 @@ THREAD_NAME: Final = "hawkwatch-profiler"
 _COST_WEIGHT: Final = 0.1
 """Weight of the newest sample in the moving average of the sampler's cost."""
 _THREADS_REFRESH_S: Final = 1.0
+_CREDIT_ONE: Final = 0.95
+"""Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
+thread that ran the whole interval miss a sample."""
 
 
 class Window:
@@ -77,6 +84,8 @@ class Sampler:
         self._threads: dict[int, tuple[PyFrame, int | None]] = {}  # ident -> (frame, native)
         self._threads_at = -1e9
         self._last_cpu: dict[int, float] = {}
+        self._credit: dict[int, float] = {}
+        self._last_sample = 0.0
 
     def _refresh_threads(self, now: float) -> None:
         self._threads = {
@@ -95,6 +104,8 @@ class Sampler:
             threads = self._threads
         depth = self.config.max_depth
         table, counts, last_cpu, reader = window.table, window.counts, self._last_cpu, self.reader
+        credit = self._credit
+        elapsed, self._last_sample = now - self._last_sample, now
         for ident, frame in frames.items():
             if ident == skip:
                 continue
@@ -109,9 +120,13 @@ class Sampler:
             if native is not None:
                 cpu = reader.cpu_seconds(native)
                 if cpu is not None:
-                    if cpu > last_cpu.get(native, cpu):
-                        used = 1
+                    previous = last_cpu.get(native)
                     last_cpu[native] = cpu
+                    if previous is not None and cpu > previous and elapsed > 0:
+                        earned = min(credit.get(native, 0.0) + (cpu - previous) / elapsed, 2.0)
+                        if earned >= _CREDIT_ONE:
+                            used, earned = 1, earned - 1.0
+                        credit[native] = earned
             pair = counts.get(stack_id)
             if pair is None:
                 counts[stack_id] = [1, used]
