@@ -161,6 +161,7 @@ def test_one_sample_counts_a_blocked_thread_in_wall_mode_only() -> None:
     finally:
         stop.set()
         waiter.join()
+        sampler.close()
     profile = window.profile(time.monotonic(), 0.01)
     wall: dict[str, int] = {}
     cpu: dict[str, int] = {}

@@ -94,6 +94,14 @@ class Sampler:
             if t.ident is not None
         }
         self._threads_at = now
+        alive = {native for _, native in self._threads.values() if native is not None}
+        self.reader.forget_all_but(alive)
+        for gone in [n for n in self._last_cpu if n not in alive]:
+            del self._last_cpu[gone]
+            self._credit.pop(gone, None)
+
+    def close(self) -> None:
+        self.reader.close()
 
     def sample(self, window: Window, skip: int) -> None:
         frames = sys._current_frames()
@@ -118,7 +126,7 @@ class Sampler:
             stack_id = table.add((*stack, head))
             used = 0
             if native is not None:
-                cpu = reader.cpu_seconds(native)
+                cpu = reader.cpu_seconds_fast(native)
                 if cpu is not None:
                     previous = last_cpu.get(native)
                     last_cpu[native] = cpu
@@ -173,10 +181,12 @@ class ProfilerMonitor:
         fixed = 1.0 / config.rate_hz if config.rate_hz > 0 else 0.0
         shortest = 1.0 / config.max_rate_hz
         longest = max(1.0 / config.min_rate_hz, shortest)
-        wait = fixed or shortest
+        period = fixed or shortest
+        due = time.monotonic() + period
         cost = 0.0
         try:
-            while not self._stop.wait(wait):
+            # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
+            while not self._stop.wait(max(due - time.monotonic(), 0.0)):
                 with self._lock:
                     window = self._window
                     if window is None:
@@ -191,9 +201,12 @@ class ProfilerMonitor:
                         self._write(ctx, window.profile(now, 0.0 if fixed else config.budget))
                 cost = spent if cost == 0.0 else cost + _COST_WEIGHT * (spent - cost)
                 if not fixed:
-                    wait = min(max(cost / config.budget, shortest), longest)
+                    period = min(max(cost / config.budget, shortest), longest)
+                due = max(due + period, now)  # behind schedule: carry on, never catch up in bursts
         except Exception as exc:  # raised again on the scheduler thread by the firewall
             self._failure.capture(exc)
+        finally:
+            sampler.close()
 
     def _write(self, ctx: AgentContext, profile: Profile) -> None:
         key = time_key(profile.start_time)
