@@ -1,0 +1,185 @@
+"""What the continuous profiler costs a CPU-bound program, and how that compares with
+pyinstrument and py-spy sampling at the same 100 Hz.
+
+Run: python benchmarks/profiler_overhead.py [--pairs 5] [--scale 1.0] [--arms ...]
+
+``workloads/cpu_mix.py`` (seven pyperformance-like kernels, ~4 s at scale 1) runs as its own
+process in each arm; the figure is the workload's own ``work_s`` (perf_counter around the
+kernels):
+
+  plain        python cpu_mix.py                                     baseline for the peers
+  aa           python cpu_mix.py                                     A/A control: the noise floor
+  hw-base      hawkwatch run (every monitor off) -- python …         baseline for the profiler
+  hw-budget    hawkwatch run --profile (only the profiler, default budget 1 %)
+  hw-100       hawkwatch run --profile -o profiler.rate_hz=100 (only the profiler)
+  pyinstrument python -m pyinstrument -i 0.01 …                      100 Hz
+  py-spy       py-spy record --rate 100 -- python …                  100 Hz, pauses the process
+  py-spy-nb    py-spy record --rate 100 --nonblocking -- python …    100 Hz, reads without pausing
+
+Per BENCHMARKS.md the arms alternate: one warm-up round, then ``--pairs`` rounds of every arm
+once (the order rotates each round). Overhead = median over rounds of (arm / its baseline in the
+same round) − 1, with min and max: ``hw-*`` against ``hw-base`` (the profiler alone), the peers
+and ``aa`` against ``plain``. The hawkwatch arms also report the rate they reached and the
+sampler's own CPU time per second from the session. py-spy samples from another process: its
+own CPU is not in ``work_s`` (it runs on the second core) — only what it does to the target is.
+Needs the ``bench`` extra (py-spy, pyinstrument) and ptrace rights for py-spy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hawkwatch.formats.cpu_profile import read_profiles
+from hawkwatch.store import list_sessions
+
+HERE = Path(__file__).resolve().parent
+CPU_MIX = HERE / "workloads" / "cpu_mix.py"
+MONITORS_OFF = [
+    f"-o{name}.enabled=false" for name in ("resources", "gc", "launch", "imports", "cpu")
+]
+BASELINES = {
+    "aa": "plain",
+    "hw-budget": "hw-base",
+    "hw-100": "hw-base",
+    "pyinstrument": "plain",
+    "py-spy": "plain",
+    "py-spy-nb": "plain",
+    "hw-base": "plain",
+}
+ARMS = ("plain", "aa", "hw-base", "hw-budget", "hw-100", "pyinstrument", "py-spy", "py-spy-nb")
+
+
+def command(arm: str, scale: float, work: Path) -> list[str]:
+    bin_dir = Path(sys.executable).parent
+    workload = [sys.executable, str(CPU_MIX), "--scale", str(scale)]
+    hawkwatch = [str(bin_dir / "hawkwatch"), "run", *MONITORS_OFF]
+    pyspy = shutil.which("py-spy") or str(bin_dir / "py-spy")
+    spy = [pyspy, "record", "--rate", "100", "--format", "raw", "-o", str(work / "spy.txt")]
+    return {
+        "plain": workload,
+        "aa": workload,
+        "hw-base": [*hawkwatch, "--", *workload],
+        "hw-budget": [*hawkwatch, "--profile", "--", *workload],
+        "hw-100": [*hawkwatch, "--profile", "-o", "profiler.rate_hz=100", "--", *workload],
+        "pyinstrument": [
+            sys.executable, "-m", "pyinstrument", "-i", "0.01", "-r", "text",
+            "-o", str(work / "pyinstrument.txt"), str(CPU_MIX), "--scale", str(scale),
+        ],
+        "py-spy": [*spy, "--", *workload],
+        "py-spy-nb": [*spy, "--nonblocking", "--", *workload],
+    }[arm]  # fmt: skip
+
+
+def run_arm(arm: str, scale: float, work: Path, home: Path) -> tuple[float, dict[str, float]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(home)
+    before = {s.path for s in list_sessions(home / "sessions")} if arm.startswith("hw") else set()
+    done = subprocess.run(
+        command(arm, scale, work),
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{arm} failed ({done.returncode}): {done.stderr[-2000:]}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    work_s = float(json.loads(lines[-1])["work_s"])
+    extra: dict[str, float] = {}
+    if arm in ("hw-budget", "hw-100"):
+        (session,) = [s for s in list_sessions(home / "sessions") if s.path not in before]
+        profiles = read_profiles(session.path, session.records().records).value
+        duration = sum(p.duration_s for p in profiles)
+        extra["rate_hz"] = sum(p.samples for p in profiles) / duration if duration else 0.0
+        extra["sampler_cpu_pct"] = (
+            sum(p.cost_s for p in profiles) / duration * 100 if duration else 0
+        )
+    return work_s, extra
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--arms", default=",".join(ARMS))
+    args = parser.parse_args()
+    arms = [a for a in args.arms.split(",") if a]
+    for arm in arms:
+        base = BASELINES.get(arm)
+        if base and base not in arms:
+            arms.insert(0, base)
+    arms = list(dict.fromkeys(arms))
+    print(
+        f"machine: nproc={os.cpu_count()}, Python {platform.python_version()}, {platform.machine()}"
+    )
+    print(f"command: {' '.join(sys.argv)}")
+    times: dict[str, list[float]] = {arm: [] for arm in arms}
+    extras: dict[str, list[dict[str, float]]] = {arm: [] for arm in arms}
+    with tempfile.TemporaryDirectory(prefix="hw-profiler-overhead-") as tmp:
+        work, home = Path(tmp) / "work", Path(tmp) / "home"
+        work.mkdir()
+        for round_index in range(args.pairs + 1):
+            order = arms[round_index % len(arms) :] + arms[: round_index % len(arms)]
+            for arm in order:
+                work_s, extra = run_arm(arm, args.scale, work, home)
+                if round_index:  # round 0 warms caches and .pyc files
+                    times[arm].append(work_s)
+                    extras[arm].append(extra)
+            if round_index:
+                print(
+                    f"round {round_index}: " + "  ".join(f"{a} {times[a][-1]:.3f}s" for a in arms)
+                )
+    print(
+        f"\n{'arm':13} {'vs':8} {'median work_s':>13} {'overhead':>9} {'min':>8} {'max':>8}  notes"
+    )
+    summary: dict[str, float] = {}
+    for arm in arms:
+        base = BASELINES.get(arm)
+        median_s = statistics.median(times[arm])
+        if base is None:
+            print(f"{arm:13} {'':8} {median_s:13.3f}")
+            continue
+        ratios = [a / b - 1 for a, b in zip(times[arm], times[base], strict=True)]
+        mid = statistics.median(ratios)
+        summary[arm] = mid
+        notes = ""
+        if extras[arm] and extras[arm][0]:
+            rate = statistics.median(e["rate_hz"] for e in extras[arm])
+            cost = statistics.median(e["sampler_cpu_pct"] for e in extras[arm])
+            notes = f"{rate:.1f} Hz reached, sampler CPU {cost:.2f} % of a core"
+        print(
+            f"{arm:13} {base:8} {median_s:13.3f} {mid * 100:8.2f}% "
+            f"{min(ratios) * 100:7.2f}% {max(ratios) * 100:7.2f}%  {notes}"
+        )
+    parts = []
+    if "hw-budget" in summary:
+        verdict = "met" if summary["hw-budget"] <= 0.01 else "NOT met"
+        figure = f"{summary['hw-budget'] * 100:.2f} %"
+        parts.append(f"profiler at default budget {figure} ({verdict}, target <= 1 %)")
+    for arm, label in (
+        ("hw-100", "hawkwatch"),
+        ("pyinstrument", "pyinstrument"),
+        ("py-spy", "py-spy"),
+        ("py-spy-nb", "py-spy --nonblocking"),
+    ):
+        if arm in summary:
+            parts.append(f"{label} 100 Hz {summary[arm] * 100:.2f} %")
+    if "aa" in summary:
+        parts.append(f"A/A noise {summary['aa'] * 100:.2f} %")
+    print("summary: " + "; ".join(parts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
