@@ -5,6 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --- system packages and npm tools the tests need (installed only when missing) ----------------
+# chromium: opens the SVG flame graph and speedscope's viewer (tests/browser.py).
+# npm: fetches the speedscope package, whose viewer and file-format schema the export tests use.
+missing_apt=()
+command -v chromium >/dev/null 2>&1 || missing_apt+=(chromium)
+command -v npm >/dev/null 2>&1 || missing_apt+=(npm)
+if [ ${#missing_apt[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}"
+fi
+if [ ! -f .cache/npm/node_modules/speedscope/dist/release/file-format-schema.json ]; then
+    npm install --prefix .cache/npm --silent --no-audit --no-fund speedscope@1.25.0
+fi
+# -------------------------------------------------------------------------------------------------
+
 find_python() {  # find_python 3.12 -> path of a working CPython 3.12 interpreter
     local version=$1 candidate path
     for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python \
