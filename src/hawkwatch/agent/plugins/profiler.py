@@ -19,7 +19,9 @@ average ``cost``; the next wait is ``cost / profiler.budget`` (0.01 = 1 % of one
 The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
 scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
 Failures on that thread are kept and raised on the scheduler thread (``DeferredFailure``), where
-the runtime's firewall disables the monitor. After a fork the child drops the thread.
+the runtime's firewall disables the monitor. Like the agent's own threads it is stopped before
+``fork()`` and restarted in the parent after it (so a child never inherits it mid-sample and
+Python 3.12+ sees no other thread to warn about); the child drops it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from typing import ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
@@ -144,6 +147,23 @@ class Sampler:
         window.samples += 1
 
 
+_running: weakref.WeakSet[ProfilerMonitor] = weakref.WeakSet()
+
+
+def _pause_all_for_fork() -> None:
+    for monitor in list(_running):
+        monitor.pause()
+
+
+def _resume_all_after_fork() -> None:
+    for monitor in list(_running):
+        monitor.resume()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_pause_all_for_fork, after_in_parent=_resume_all_after_fork)
+
+
 class ProfilerMonitor:
     name: ClassVar[str] = "profiler"
 
@@ -167,15 +187,32 @@ class ProfilerMonitor:
             "thread_cpu_source": sampler.reader.source,
         }
         ctx.session.write_metadata(metadata)
-        self._stop.clear()
         self._window = Window(time.time(), time.monotonic())
-        self._thread = threading.Thread(
-            target=self._run, args=(ctx, sampler), name=THREAD_NAME, daemon=True
-        )
-        self._thread.start()
+        self._start_thread(ctx, sampler)
+        _running.add(self)
         ctx.every(1.0, self._failure.raise_if_failed, self)
 
-    def _run(self, ctx: AgentContext, sampler: Sampler) -> None:
+    def _start_thread(self, ctx: AgentContext, sampler: Sampler) -> None:
+        self._stop = stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(ctx, sampler, stop), name=THREAD_NAME, daemon=True
+        )
+        self._thread.start()
+
+    def pause(self) -> None:
+        """Before ``fork()``: end the sampler thread, keeping the window."""
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(1.0)
+
+    def resume(self) -> None:
+        """In the parent after ``fork()``: sample again into the same window."""
+        ctx = self._ctx
+        if ctx is not None and self._thread is None and self._window is not None:
+            self._start_thread(ctx, Sampler(ctx.config.profiler))
+
+    def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
         config = ctx.config.profiler
         me = threading.get_ident()
         fixed = 1.0 / config.rate_hz if config.rate_hz > 0 else 0.0
@@ -186,7 +223,7 @@ class ProfilerMonitor:
         cost = 0.0
         try:
             # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
-            while not self._stop.wait(max(due - time.monotonic(), 0.0)):
+            while not stop.wait(max(due - time.monotonic(), 0.0)):
                 with self._lock:
                     window = self._window
                     if window is None:
@@ -226,10 +263,8 @@ class ProfilerMonitor:
 
     def stop(self) -> None:
         ctx, self._ctx = self._ctx, None
-        self._stop.set()
-        thread, self._thread = self._thread, None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(2.0)
+        _running.discard(self)
+        self.pause()
         with self._lock:
             window, self._window = self._window, None
         if ctx is not None and window is not None and window.samples:
@@ -237,6 +272,7 @@ class ProfilerMonitor:
             self._write(ctx, window.profile(time.monotonic(), budget))
 
     def after_fork_child(self) -> None:
+        _running.discard(self)
         self._ctx = None
         self._thread = None
         self._window = None
