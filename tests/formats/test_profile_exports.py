@@ -86,15 +86,20 @@ def test_a_broken_speedscope_document_fails_the_schema() -> None:
         jsonschema.validate(document, speedscope_schema())
 
 
-def test_speedscopes_viewer_opens_the_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("module", "name", "title"),
+    [(speedscope, "profile.json", "unit (cpu)"), (collapsed, "unit.txt", "unit.txt")],
+    ids=["speedscope", "collapsed"],
+)
+def test_speedscopes_viewer_opens_the_file(tmp_path: Path, module, name: str, title: str) -> None:
     site = tmp_path / "site"
     site.mkdir()
-    (site / "profile.json").write_text(render_text(speedscope, sample_tree()))
+    (site / name).write_text(render_text(module, sample_tree()))
     with serve(site, speedscope_release()) as base:
-        url = f"{base}/index.html#profileURL={base}/profile.json"
+        url = f"{base}/index.html#profileURL={base}/{name}"
         dom = dump_dom(url, tmp_path / "chromium")
     assert "Something went wrong" not in dom
-    assert "unit (cpu)" in dom  # the profile's name in speedscope's toolbar
+    assert title in dom  # the profile's name in speedscope's toolbar: it was imported
 
 
 def test_pprof_decodes_with_the_protobuf_package() -> None:
