@@ -59,9 +59,13 @@ def test_a_busy_thread_gains_cpu_and_a_blocked_one_does_not() -> None:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-@pytest.mark.parametrize("source", ["schedstat", "stat"])
-def test_both_proc_sources_agree_with_the_threads_own_clock(source: str) -> None:
-    read = threads_cpu._schedstat_seconds if source == "schedstat" else threads_cpu._stat_seconds
+@pytest.mark.parametrize("source", ["clock", "schedstat", "stat"])
+def test_every_linux_source_agrees_with_the_threads_own_clock(source: str) -> None:
+    read = {
+        "clock": threads_cpu._clock_seconds,
+        "schedstat": threads_cpu._schedstat_seconds,
+        "stat": threads_cpu._stat_seconds,
+    }[source]
     spin_for_cpu(0.2)
     me = threading.get_native_id()
     own = time.thread_time()
@@ -71,4 +75,28 @@ def test_both_proc_sources_agree_with_the_threads_own_clock(source: str) -> None
 def test_threads_that_do_not_exist_read_as_none() -> None:
     reader = ThreadCpuReader()
     assert reader.cpu_seconds(2**31 - 1) is None  # above any pid_max
-    assert reader.source in ("schedstat", "stat", "psutil")
+    assert reader.source in ("clock", "schedstat", "stat", "psutil")
+    if sys.platform.startswith("linux"):
+        assert reader.source == "clock"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux thread CPU clocks")
+def test_another_threads_clock_reads_its_cpu_time() -> None:
+    box: dict[str, float] = {}
+    done, release = threading.Event(), threading.Event()
+
+    def work() -> None:
+        spin_for_cpu(0.1)
+        box["own"] = time.thread_time()
+        done.set()
+        release.wait()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        assert done.wait(30)
+        assert worker.native_id is not None
+        assert threads_cpu._clock_seconds(worker.native_id) == pytest.approx(box["own"], abs=0.005)
+    finally:
+        release.set()
+        worker.join()

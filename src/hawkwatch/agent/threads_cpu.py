@@ -3,12 +3,17 @@
 The Python counterpart of MTHawkeye's Mach-thread → NSThread mapping: the OS reports CPU per
 native thread id; ``threading.get_native_id`` ties it to a Python thread (name, ident, stack).
 
-* Linux: ``/proc/self/task/<tid>/schedstat`` (nanoseconds on CPU, when the kernel keeps it),
-  else ``utime + stime`` from ``/proc/self/task/<tid>/stat`` (clock ticks, usually 10 ms).
+* Linux: the thread's CPU-time clock, ``clock_gettime`` of the clock id the kernel derives from
+  the thread id (``(~tid << 3) | 6``, what glibc's ``pthread_getcpuclockid`` returns): exact to
+  the nanosecond, and ``time.clock_gettime`` never releases the GIL, so the profiler's sample stays
+  one uninterrupted GIL hold (a file read would hand the GIL to another thread and wait up to the
+  5 ms switch interval to get it back). An id of a thread that ended is just an error (EINVAL).
+  Fallbacks: ``/proc/self/task/<tid>/schedstat`` (nanoseconds on CPU), else ``utime + stime``
+  from ``/proc/self/task/<tid>/stat`` (clock ticks, usually 10 ms).
 * Elsewhere: ``psutil.Process().threads()`` (user + system seconds).
 
-A reading costs one small file read per thread (~5–10 µs) on Linux. Threads that ended between
-listing and reading are left out, never an error.
+Listing the threads reads ``/proc/self/task``. Threads that ended between listing and reading
+are left out, never an error.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -64,10 +70,23 @@ def _stat_seconds(tid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime: fields 14 and 15
 
 
+def _clock_seconds(tid: int) -> float:
+    return time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
+
+
+def _clock_works(me: int) -> bool:
+    try:
+        return abs(_clock_seconds(me) - time.thread_time()) < 0.01
+    except (OSError, OverflowError, AttributeError):
+        return False
+
+
 def _pick_linux_reader() -> Callable[[int], float] | None:
     if not sys.platform.startswith("linux") or not os.path.isdir(_TASKS):
         return None
     me = threading.get_native_id()
+    if _clock_works(me):
+        return _clock_seconds
     try:
         _schedstat_seconds(me)
         return _schedstat_seconds
@@ -86,31 +105,31 @@ class ThreadCpuReader:
     def __init__(self) -> None:
         self._linux = _pick_linux_reader()
         self._fds: dict[int, int] = {}  # native id -> open schedstat file, for cpu_seconds_fast
-        self.source = (
-            "none"
-            if self._linux is None and not _has_psutil()
-            else "psutil"
-            if self._linux is None
-            else "schedstat"
-            if self._linux is _schedstat_seconds
-            else "stat"
-        )
+        names: dict[Callable[[int], float], str] = {
+            _clock_seconds: "clock",
+            _schedstat_seconds: "schedstat",
+            _stat_seconds: "stat",
+        }
+        if self._linux is not None:
+            self.source = names[self._linux]
+        else:
+            self.source = "psutil" if _has_psutil() else "none"
 
     def cpu_seconds(self, native_id: int) -> float | None:
         """CPU seconds of one thread, or None when it is gone or cannot be read."""
         if self._linux is not None:
             try:
                 return self._linux(native_id)
-            except (OSError, ValueError, IndexError):
+            except (OSError, ValueError, IndexError, OverflowError):
                 return None
         return self.read_all().get(native_id)
 
     def cpu_seconds_fast(self, native_id: int) -> float | None:
-        """Like ``cpu_seconds``, keeping the thread's ``schedstat`` open between calls.
+        """Like ``cpu_seconds``; with the ``schedstat`` fallback it keeps the file open.
 
         ``pread`` at offset 0 regenerates a ``/proc`` file, so one open per thread replaces an
-        open/read/close per sample (the sampler's largest cost). Call ``forget`` for threads
-        that ended and ``close`` when done.
+        open/read/close per sample. Call ``forget`` for threads that ended and ``close`` when
+        done.
         """
         if self._linux is not _schedstat_seconds:
             return self.cpu_seconds(native_id)
@@ -147,7 +166,7 @@ class ThreadCpuReader:
             for name in tids:
                 try:
                     found[int(name)] = self._linux(int(name))
-                except (OSError, ValueError, IndexError):
+                except (OSError, ValueError, IndexError, OverflowError):
                     continue
             return found
         return _psutil_threads()

@@ -175,3 +175,37 @@ def test_one_sample_counts_a_blocked_thread_in_wall_mode_only() -> None:
     assert cpu.get("thread MainThread", 0) >= 1
     assert wall["thread blocked"] == wall["thread MainThread"] == window.samples
     assert "thread blocked" not in cpu
+
+
+def recurse_then_wait(depth: int, ready: threading.Event, stop: threading.Event) -> None:
+    if depth:
+        recurse_then_wait(depth - 1, ready, stop)
+        return
+    ready.set()
+    stop.wait()
+
+
+@pytest.mark.parametrize("depth", [0, 5, 200])
+def test_the_windows_fast_interning_matches_stacktable_add_of_frame_stack(depth: int) -> None:
+    import sys
+
+    from hawkwatch.agent.stacks import frame_stack
+
+    ready, stop = threading.Event(), threading.Event()
+    worker = threading.Thread(target=recurse_then_wait, args=(depth, ready, stop), name="deep")
+    worker.start()
+    assert ready.wait(10)
+    try:
+        frames = sys._current_frames()
+        head = thread_frame("deep")
+        window = Window(0.0, 0.0)
+        fast_id = window.add_stack(frames[worker.ident], head, 128)  # type: ignore[index]
+        again = window.add_stack(frames[worker.ident], head, 128)  # type: ignore[index]
+        reference = (*frame_stack(frames[worker.ident], 128), head)  # type: ignore[index]
+    finally:
+        stop.set()
+        worker.join()
+    assert again == fast_id
+    fast = window.table().stack(fast_id)
+    assert [(f.func, f.file, f.line) for f in fast] == [(f.func, f.file, f.line) for f in reference]
+    assert window.max_depth_hit == (2 if depth >= 128 else 0)

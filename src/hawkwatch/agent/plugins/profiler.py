@@ -12,7 +12,8 @@ Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record 
 start, value ``Profile.as_json()``), or, from 15 KB on, as the side file ``cpu-profile/<key>.json``
 with a record that names it. Memory grows with distinct stacks, not samples.
 
-Rate: after each sample the sampler's own CPU time (``time.thread_time``) goes into a moving
+Rate: after each sample the time it took (``perf_counter``: the sampler holds the GIL throughout,
+so no Python thread runs meanwhile — a stricter measure than its CPU time) goes into a moving
 average ``cost``; the next wait is ``cost / profiler.budget`` (0.01 = 1 % of one core), within
 ``1/max_rate_hz`` … ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead.
 
@@ -32,15 +33,15 @@ import sys
 import threading
 import time
 import weakref
+from types import CodeType, FrameType
 from typing import ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
-from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
-from hawkwatch.model.stack import PyFrame, StackTable
+from hawkwatch.model.stack import PyFrame, StackTable, stack_to_json
 
 THREAD_NAME: Final = "hawkwatch-profiler"
 _COST_WEIGHT: Final = 0.1
@@ -52,16 +53,75 @@ thread that ran the whole interval miss a sample."""
 
 
 class Window:
-    """Samples aggregated since the window started (touched by the sampler thread only)."""
+    """Samples aggregated since the window started (touched by the sampler thread only).
+
+    Stacks are interned here rather than with ``StackTable.add(frame_stack(frame))``: frames are
+    looked up by ``(id(code), line)`` (a code object's own hash is recomputed on every call) and
+    a ``PyFrame`` is built only the first time a frame is seen. The code objects are kept alive
+    with their entries, so an id cannot be reused within a window. ``table()`` gives the
+    equivalent ``StackTable`` (tests check the two paths give the same stacks).
+    """
 
     def __init__(self, start_unix: float, start_mono: float) -> None:
         self.start_unix = start_unix
         self.start_mono = start_mono
-        self.table = StackTable()
+        self.frames: list[PyFrame] = []
+        self.nodes: list[tuple[int, int]] = []
         self.counts: dict[int, list[int]] = {}
         self.samples = 0
         self.cost_s = 0.0
         self.max_depth_hit = 0
+        self._code_lines: dict[tuple[int, int], tuple[int, CodeType]] = {}
+        self._frame_ids: dict[PyFrame, int] = {}
+        self._node_ids: dict[tuple[int, int], int] = {}
+
+    def _frame_id(self, frame: PyFrame) -> int:
+        found = self._frame_ids.get(frame)
+        if found is None:
+            found = self._frame_ids[frame] = len(self.frames)
+            self.frames.append(frame)
+        return found
+
+    def add_stack(self, frame: FrameType | None, head: PyFrame, depth: int) -> int:
+        """Intern the stack ending at ``frame`` (its ``depth`` innermost frames) under the
+        thread pseudo-frame ``head``; returns the stack id."""
+        walked: list[FrameType] = []
+        while frame is not None and len(walked) < depth:
+            walked.append(frame)
+            frame = frame.f_back
+        if len(walked) >= depth:
+            self.max_depth_hit += 1
+        node_ids, code_lines, nodes = self._node_ids, self._code_lines, self.nodes
+        key = (self._frame_id(head), -1)
+        parent = node_ids.get(key)
+        if parent is None:
+            parent = node_ids[key] = len(nodes)
+            nodes.append(key)
+        for item in reversed(walked):
+            code = item.f_code
+            line = item.f_lineno or 0
+            entry = code_lines.get((id(code), line))
+            if entry is None:
+                module = item.f_globals.get("__name__")
+                py_frame = PyFrame(
+                    code.co_qualname,
+                    code.co_filename,
+                    line,
+                    module if isinstance(module, str) else "",
+                )
+                entry = code_lines[(id(code), line)] = (self._frame_id(py_frame), code)
+            key = (entry[0], parent)
+            node = node_ids.get(key)
+            if node is None:
+                node = node_ids[key] = len(nodes)
+                nodes.append(key)
+            parent = node
+        return parent
+
+    def table(self) -> StackTable:
+        return StackTable.from_json(
+            {"frames": stack_to_json(self.frames), "nodes": [list(n) for n in self.nodes]}
+        )
 
     def profile(self, end_mono: float, budget: float) -> Profile:
         duration = max(end_mono - self.start_mono, 1e-9)
@@ -70,7 +130,7 @@ class Window:
             duration_s=duration,
             samples=self.samples,
             rate_hz=self.samples / duration,
-            table=self.table,
+            table=self.table(),
             counts={sid: (pair[0], pair[1]) for sid, pair in self.counts.items()},
             budget=budget,
             cost_s=self.cost_s,
@@ -114,7 +174,7 @@ class Sampler:
             self._refresh_threads(now)
             threads = self._threads
         depth = self.config.max_depth
-        table, counts, last_cpu, reader = window.table, window.counts, self._last_cpu, self.reader
+        counts, last_cpu, reader = window.counts, self._last_cpu, self.reader
         credit = self._credit
         elapsed, self._last_sample = now - self._last_sample, now
         for ident, frame in frames.items():
@@ -123,10 +183,7 @@ class Sampler:
             head, native = threads.get(ident, (thread_frame(f"thread-{ident}"), None))
             if head.func.startswith("thread hawkwatch"):
                 continue
-            stack = frame_stack(frame, depth)
-            if len(stack) >= depth:
-                window.max_depth_hit += 1
-            stack_id = table.add((*stack, head))
+            stack_id = window.add_stack(frame, head, depth)
             used = 0
             if native is not None:
                 cpu = reader.cpu_seconds_fast(native)
@@ -228,9 +285,9 @@ class ProfilerMonitor:
                     window = self._window
                     if window is None:
                         return
-                    begin = time.thread_time()
+                    begin = time.perf_counter()
                     sampler.sample(window, me)
-                    spent = time.thread_time() - begin
+                    spent = time.perf_counter() - begin
                     window.cost_s += spent
                     now = time.monotonic()
                     if now - window.start_mono >= config.window_s:
