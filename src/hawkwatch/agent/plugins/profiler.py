@@ -12,10 +12,13 @@ Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record 
 start, value ``Profile.as_json()``), or, from 15 KB on, as the side file ``cpu-profile/<key>.json``
 with a record that names it. Memory grows with distinct stacks, not samples.
 
-Rate: after each sample the time it took (``perf_counter``: the sampler holds the GIL throughout,
-so no Python thread runs meanwhile — a stricter measure than its CPU time) goes into a moving
-average ``cost``; the next wait is ``cost / profiler.budget`` (0.01 = 1 % of one core), within
-``1/max_rate_hz`` … ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead.
+Rate: the cost of a sample is the time it took (``perf_counter``: the sampler holds the GIL
+throughout — nothing in a sample releases it — so no Python thread runs meanwhile) plus
+``HANDOFF_ALLOWANCE_S`` for taking the GIL from a running thread and giving it back (two thread
+wake-ups that the sampler cannot time; ``benchmarks/profiler_overhead.py`` measured them at
+~0.1–0.15 ms on a 2-vCPU VM). Its moving average ``cost`` sets the next wait to
+``cost / profiler.budget`` (0.01 = 1 % of one core), within ``1/max_rate_hz`` …
+``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead.
 
 The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
 scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
@@ -44,6 +47,9 @@ from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
 from hawkwatch.model.stack import PyFrame, StackTable, stack_to_json
 
 THREAD_NAME: Final = "hawkwatch-profiler"
+HANDOFF_ALLOWANCE_S: Final = 150e-6
+"""Cost charged per sample on top of its measured time: the GIL hand-over to and from the
+sampler (see the module docstring)."""
 _COST_WEIGHT: Final = 0.1
 """Weight of the newest sample in the moving average of the sampler's cost."""
 _THREADS_REFRESH_S: Final = 1.0
@@ -293,7 +299,8 @@ class ProfilerMonitor:
                     if now - window.start_mono >= config.window_s:
                         self._window = Window(time.time(), now)
                         self._write(ctx, window.profile(now, 0.0 if fixed else config.budget))
-                cost = spent if cost == 0.0 else cost + _COST_WEIGHT * (spent - cost)
+                charged = spent + HANDOFF_ALLOWANCE_S
+                cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
                 if not fixed:
                     period = min(max(cost / config.budget, shortest), longest)
                 due = max(due + period, now)  # behind schedule: carry on, never catch up in bursts
