@@ -134,7 +134,7 @@ class Profile:
 
     ``counts`` maps a ``table`` stack id to ``(wall samples, cpu samples)``. ``rate_hz`` is the
     mean sampling rate over the window; ``budget`` the CPU fraction the sampler aimed at (0 for a
-    fixed rate); ``cost_s`` the CPU time the sampler spent.
+    fixed rate); ``cost_s`` the time the sampler spent sampling (holding the GIL).
     """
 
     start_time: float
