@@ -208,3 +208,40 @@ def test_every_registered_exporter_renders_an_empty_tree() -> None:
         out = io.BytesIO() if module.output_is_binary else io.StringIO()
         module.render(CallTree(()), out)
         assert out.getvalue() is not None
+
+
+# -- properties over arbitrary trees ---------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from hawkwatch.model.profile import walk_paths  # noqa: E402
+from tests.model.test_profile import nodes  # noqa: E402
+
+
+def self_total(tree: CallTree) -> int:
+    return sum(count for _, count in walk_paths(tree))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(nodes(), max_size=4).map(tuple), st.floats(0, 0.1))
+def test_every_exporter_keeps_every_sample(roots, interval) -> None:
+    tree = CallTree(roots, interval_s=interval)
+    parsed = collapsed.parse(render_text(collapsed, tree))
+    assert sum(count for _, count in parsed) == self_total(tree)
+    document = json.loads(render_text(speedscope, tree))
+    assert len(document["profiles"][0]["samples"]) == len(parsed)
+    out = io.BytesIO()
+    pprof.render(tree, out)
+    message = profile_message_class().FromString(gzip.decompress(out.getvalue()))
+    assert sum(sample.value[0] for sample in message.sample) == self_total(tree)
+    svg = render_text(flamegraph_svg, tree)
+    assert svg.count('<g class="frame"') <= sum(1 for _ in _all_nodes(roots))
+
+
+def _all_nodes(roots):
+    pending = list(roots)
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(node.children)

@@ -27,7 +27,7 @@ def render(tree: CallTree, file: TextIO) -> None:
 def parse(text: str) -> list[tuple[list[str], int]]:
     """Lines back to ``(frames outermost first, count)``; malformed lines raise ``ValueError``."""
     stacks: list[tuple[list[str], int]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # LF only: frames may hold \f
         if not line.strip():
             continue
         frames, sep, count = line.rpartition(" ")
