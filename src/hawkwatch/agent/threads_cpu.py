@@ -71,6 +71,8 @@ def _stat_seconds(tid: int) -> float:
 
 
 def _clock_seconds(tid: int) -> float:
+    if not 0 < tid < 1 << 28:  # the clock id must fit a C int
+        raise ValueError(f"thread id {tid} out of range")
     return time.clock_gettime((~tid << 3) | 6)  # MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)
 
 
