@@ -5,26 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# --- system packages the tests need (Debian); installs only what is missing -----------------
-# xvfb + xdotool: the stall monitor's Tk test runs a real Tk app on an X server of its own and
-# clicks its button through X. The libraries: what PySide6's Qt loads for the stall monitor's
-# Qt test (offscreen platform).
-apt_packages=()
-command -v Xvfb >/dev/null || apt_packages+=(xvfb)
-command -v xdotool >/dev/null || apt_packages+=(xdotool)
-for pair in libEGL.so.1:libegl1 libGL.so.1:libgl1 libX11.so.6:libx11-6 \
-            libxkbcommon.so.0:libxkbcommon0 libfontconfig.so.1:libfontconfig1 \
-            libfreetype.so.6:libfreetype6 libglib-2.0.so.0:libglib2.0-0 libdbus-1.so.3:libdbus-1-3; do
-    ldconfig -p 2>/dev/null | grep -q "${pair%%:*}" || apt_packages+=("${pair##*:}")
-done
-if [ ${#apt_packages[@]} -gt 0 ]; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-    echo "test.sh: installing ${apt_packages[*]} (apt)"
-    $sudo apt-get install -y --no-install-recommends "${apt_packages[@]}" >/dev/null 2>&1 || {
-        $sudo apt-get update >/dev/null
-        $sudo apt-get install -y --no-install-recommends "${apt_packages[@]}" >/dev/null
-    }
-fi
+bash scripts/system-deps.sh  # apt packages and npm tools the tests use, when missing
 
 find_python() {  # find_python 3.12 -> path of a working CPython 3.12 interpreter
     local version=$1 candidate path

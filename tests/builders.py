@@ -236,3 +236,32 @@ def json_values(records: Iterable[Record]) -> list[dict[str, object]]:
     import json
 
     return [json.loads(r.value) for r in records]
+
+
+# -- CPU trace records, MTHawkeye's shapes (formats/hawkeye.md §4, §5.3) ----------------------
+
+
+def stackframe_node(frame: str, count: int, *children: dict, total: int | None = None) -> dict:
+    """One ``cpu-highload-stackframe`` node as MTHawkeye writes it (no ``children`` on leaves).
+
+    ``proportion`` is count / ``total`` (the sum of the root counts; defaults to ``count``).
+    """
+    node: dict = {"frame": frame, "count": count, "proportion": count / (total or count)}
+    if children:
+        node["children"] = list(children)
+    return node
+
+
+def cpu_highload_records(key: str, lasting: float, average: float, roots: list[dict]):
+    """The two records MTHawkeye stores at the end of an episode; ``key`` is ``%.2f``
+    CFAbsoluteTime on iOS, and the value's numbers are strings."""
+    value = {"start": key, "lasting": f"{lasting:.2f}", "average": f"{average:.2f}"}
+    return [
+        _record("cpu-highload", key, _json(value)),
+        _record("cpu-highload-stackframe", key, _json(roots)),
+    ]
+
+
+def stackframe_ext(*entries: tuple[str, list[dict]]) -> bytes:
+    """A ``cpu-highload-stackframe-ext`` file: ``<key>,<json>`` then U+00B7 per record."""
+    return "".join(f"{key},{_json(roots)}\u00b7" for key, roots in entries).encode()

@@ -10,6 +10,7 @@ interleaved in ``ROUNDS`` rounds, so the agent's periodic work (every 0.5 s) fal
 them. ``--scale 1.0`` is about 4 s on a 2-vCPU EPYC VM under CPython 3.11.
 
 The last line printed is one JSON object: ``work_s`` (perf_counter around the kernels only),
+``work_cpu_s`` (the process's CPU time over the same span, every thread included),
 per-kernel seconds, ``main_unix`` (``time.time()`` at the first line of this file, to measure
 start-up from the harness), GC collection counts and whether a hawkwatch agent was running.
 ``--start-agent`` calls ``hawkwatch.start()`` before the work (the in-code way to start it).
@@ -364,6 +365,7 @@ def main() -> None:
     per_kernel = dict.fromkeys(KERNELS, 0.0)
     checksum = 0
     clock = time.perf_counter
+    cpu_started = time.process_time()
     started = clock()
     for _ in range(ROUNDS):
         for name, (kernel, base) in KERNELS.items():
@@ -371,12 +373,14 @@ def main() -> None:
             checksum += kernel(max(1, round(base * args.scale)))
             per_kernel[name] += clock() - t0
     work_s = clock() - started
+    work_cpu_s = time.process_time() - cpu_started
     gc_after = [s["collections"] for s in gc.get_stats()]
 
     print(
         json.dumps(
             {
                 "work_s": work_s,
+                "work_cpu_s": work_cpu_s,
                 "kernels": per_kernel,
                 "main_unix": MAIN_UNIX,
                 "agent_import_s": agent_import_s,

@@ -102,6 +102,42 @@ class StallConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class CpuConfig:
+    """High-load trace (MTHawkeye's CPU Trace defaults). Lower the threshold or the duration to
+    catch shorter or lighter bursts; set ``per_core`` on many-core hosts where one busy core is
+    normal."""
+
+    enabled: bool = _option(True, "record cpu-highload episodes with sampled call trees")
+    highload_threshold: float = _option(
+        0.8, "process CPU that starts an episode, 1.0 = one core busy", 0
+    )
+    per_core: bool = _option(False, "divide process CPU by the core count before comparing")
+    check_interval_s: float = _option(1.0, "seconds between CPU checks while not high", 0.01)
+    check_interval_busy_s: float = _option(
+        0.3, "seconds between checks (and samples) while high", 0.01
+    )
+    thread_share: float = _option(
+        0.15, "sample threads using more than this share of the process CPU", 0
+    )
+    highload_min_duration_s: float = _option(60.0, "shortest episode recorded, in seconds", 0)
+    max_frames: int = _option(50, "innermost frames kept per sampled stack", 1)
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilerConfig:
+    """Continuous sampling profiler (off by default; ``hawkwatch run --profile`` turns it on).
+    Raise the budget for more samples, or fix ``rate_hz`` to compare with other profilers."""
+
+    enabled: bool = _option(False, "sample every thread's stack continuously into cpu-profile")
+    budget: float = _option(0.01, "CPU fraction of one core the sampler may use", 0.0001)
+    rate_hz: float = _option(0.0, "fixed sampling rate; 0 = adapt to the budget", 0)
+    max_rate_hz: float = _option(100.0, "highest adaptive sampling rate", 0.1)
+    min_rate_hz: float = _option(1.0, "lowest adaptive sampling rate", 0.01)
+    window_s: float = _option(60.0, "seconds of samples aggregated into one profile", 0.1)
+    max_depth: int = _option(128, "innermost frames kept per stack", 1)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
@@ -114,6 +150,8 @@ class Config:
     launch: LaunchConfig = field(default_factory=LaunchConfig)
     imports: ImportsConfig = field(default_factory=ImportsConfig)
     stall: StallConfig = field(default_factory=StallConfig)
+    cpu: CpuConfig = field(default_factory=CpuConfig)
+    profiler: ProfilerConfig = field(default_factory=ProfilerConfig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,3 +147,29 @@ def test_forking_while_other_threads_write_never_deadlocks_a_child(runner: Runne
         e for s in runner.sessions() for e in _events(s) if e.startswith("child-")
     )
     assert child_events == sorted(f"child-{i}" for i in range(20))
+
+
+PROFILED_FORKING_APP = """
+import os, sys, threading, time
+import hawkwatch
+
+hawkwatch.start(profiler_enabled=True, profiler_rate_hz=200, profiler_window_s=0.2)
+time.sleep(0.3)
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)
+os.waitpid(pid, 0)
+time.sleep(0.3)
+print("threads", sorted(t.name for t in threading.enumerate()))
+"""
+
+
+def test_the_profiler_thread_is_paused_across_fork(runner: Runner) -> None:
+    script = runner.script("profiled_forker.py", PROFILED_FORKING_APP)
+    result = runner.python("-W", "error::DeprecationWarning", str(script))
+    assert result.returncode == 0, result.stderr
+    assert "multi-threaded" not in result.stderr
+    assert "'hawkwatch-profiler'" in result.stdout  # sampling again in the parent
+    parent = next(s for s in runner.sessions() if s.metadata.get("parent_session") is None)
+    windows = by_collection(parent)[c.CPU_PROFILE]
+    assert len(windows) >= 2  # windows before and after the fork

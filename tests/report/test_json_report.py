@@ -28,6 +28,7 @@ TOP_LEVEL_KEYS = [
     "findings",
     "skipped_lines",
     "stalls",
+    "cpu",
 ]
 
 

@@ -41,6 +41,7 @@ from hawkwatch.model import Record
 from hawkwatch.model import collections as c
 from hawkwatch.model.report import (
     CollectionCount,
+    CpuSummary,
     ErrorRow,
     EventRow,
     ExitState,
@@ -76,6 +77,7 @@ _TIME_KEYED: Final = _SERIES_NAMES | {
     c.HAWKWATCH_ERROR,
 }
 _REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME, c.ANR, c.HANG_KILL}
+_CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
 
 def build_session_report(
@@ -89,6 +91,7 @@ def build_session_report(
     max_rows: int = 10,
     chart_points: int = 30,
     read_line: ReadLine | None = None,
+    cpu: CpuSummary | None = None,
 ) -> SessionReport:
     """Summarise one session.
 
@@ -97,6 +100,8 @@ def build_session_report(
     from the store reader. Lists are capped: ``max_events`` events and errors, ``max_rows`` rows
     in the other tables; charts get ``chart_points`` points. ``read_line(file, line)`` gives
     the source text shown beside each stall group's blocking frame (``linecache.getline``).
+    ``cpu`` (from ``analysis.cpu_report``, built by the caller who can read side files) is
+    passed through.
     """
     all_records = list(records)
     grouped: dict[str, list[Record]] = {}
@@ -148,7 +153,7 @@ def build_session_report(
     other = tuple(
         CollectionCount(name, len(found))
         for name, found in sorted(grouped.items())
-        if name not in _REPORTED
+        if name not in _REPORTED and not (cpu is not None and name in _CPU_COLLECTIONS)
     )
     return SessionReport(
         session=build_session_info(
@@ -173,6 +178,7 @@ def build_session_report(
         findings=findings.result(),
         skipped_lines=skipped_lines,
         stalls=stalls,
+        cpu=cpu,
     )
 
 

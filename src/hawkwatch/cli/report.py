@@ -9,6 +9,8 @@ from pathlib import Path
 
 from hawkwatch.analysis.session_report import build_session_report
 from hawkwatch.errors import NotASessionError
+from hawkwatch.model import Record
+from hawkwatch.model.report import CpuSummary
 from hawkwatch.report import RENDERERS, get_renderer
 from hawkwatch.store import Session, latest_session, sessions_root
 
@@ -36,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     session = _find_session(args.session, args.root)
     read = session.records()
+    cpu = _cpu_summary(session, read.records)
     report = build_session_report(
         read.records,
         session.metadata,
@@ -43,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         source="hawkwatch" if session.is_hawkwatch else "mthawkeye",
         skipped_lines=len(read.skipped),
         read_line=linecache.getline,
+        cpu=cpu,
     )
     get_renderer(args.format).render(report, sys.stdout)
     sys.stdout.flush()
@@ -62,6 +66,22 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         print(f"hawkwatch: {session.path}: {'; '.join(problems)}", file=sys.stderr)
     return 0
+
+
+def _cpu_summary(session: Session, records: list[Record]) -> CpuSummary | None:
+    """High-load episodes and profiler windows, side files included (formats read them)."""
+    from hawkwatch.analysis.cpu_report import build_cpu_summary
+    from hawkwatch.formats.cpu_profile import read_profiles
+    from hawkwatch.formats.hawkeye_cpu import read_highload
+
+    episodes = read_highload(session.path, records, is_hawkwatch=session.is_hawkwatch)
+    profiles = read_profiles(session.path, records)
+    return build_cpu_summary(
+        episodes.value,
+        profiles.value,
+        start=session.start_time,
+        skipped=len(episodes.skipped) + len(profiles.skipped),
+    )
 
 
 def _find_session(given: str | None, root: str | None) -> Session:

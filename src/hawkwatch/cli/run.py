@@ -23,6 +23,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--app-name", help="application name recorded in the session")
     parser.add_argument("--app-version", help="application version recorded in the session")
     parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="turn the continuous profiler on (same as -o profiler.enabled=true)",
+    )
+    parser.add_argument(
         "-o",
         "--option",
         action="append",
@@ -45,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("-m needs a module name, e.g. 'hawkwatch run -m http.server 8000'")
         module, command = args.module[0], args.module[1:]
     options = parse_options(args.option)
+    if args.profile:
+        options["profiler.enabled"] = "true"
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:

@@ -23,6 +23,8 @@ GL_FPS: Final = "gl-fps"
 ANR: Final = "anr"
 CPU_HIGHLOAD: Final = "cpu-highload"
 CPU_HIGHLOAD_STACKFRAME: Final = "cpu-highload-stackframe"
+#: Side file (not a collection) for stack-frame trees of 15 KB or more (hawkeye.md §5.3).
+CPU_HIGHLOAD_STACKFRAME_EXT: Final = "cpu-highload-stackframe-ext"
 
 # hawkwatch's own additions.
 MEMORY_RESIDENT: Final = "mem"
@@ -32,6 +34,9 @@ CUSTOM_SPAN: Final = "custom-span"
 EXIT_STATE: Final = "exit-state"
 HAWKWATCH_ERROR: Final = "hawkwatch-error"
 HANG_KILL: Final = "hang-kill"
+CPU_PROFILE: Final = "cpu-profile"
+#: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
+CPU_PROFILE_DIR: Final = "cpu-profile"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -50,4 +55,7 @@ AGENT_COLLECTIONS: Final = (
     CUSTOM_SPAN,
     EXIT_STATE,
     HAWKWATCH_ERROR,
+    CPU_HIGHLOAD,
+    CPU_HIGHLOAD_STACKFRAME,
+    CPU_PROFILE,
 )

@@ -314,6 +314,56 @@ class StallSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class CpuFrameRow:
+    """A frame among the costliest: percent of the samples that stopped in it (``self``) and
+    that passed through it (``total``)."""
+
+    frame: str
+    self_percent: float
+    total_percent: float
+
+
+@dataclass(frozen=True, slots=True)
+class HighLoadRow:
+    """One ``cpu-highload`` episode; ``average_percent`` 100 = one core; ``threads`` are
+    ``name share%`` texts, busiest first."""
+
+    key: str
+    time: float
+    offset_s: float | None
+    lasting_s: float
+    average_percent: float
+    samples: int
+    top_frames: tuple[CpuFrameRow, ...]
+    threads: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProfilerSummary:
+    """The continuous profiler's windows: samples, mean rate, its own CPU cost (percent of one
+    core over the profiled time) and the costliest frames in cpu mode."""
+
+    windows: int
+    samples: int
+    duration_s: float
+    rate_hz: float
+    budget: float
+    cost_percent: float
+    top_frames: tuple[CpuFrameRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CpuSummary:
+    """High-load episodes (``episodes_total`` in all; longest first) and the profiler summary;
+    ``skipped`` counts CPU records or side files that could not be read."""
+
+    episodes: tuple[HighLoadRow, ...]
+    episodes_total: int
+    profiler: ProfilerSummary | None
+    skipped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class SessionReport:
     """Everything ``hawkwatch report`` shows about one session.
 
@@ -337,3 +387,4 @@ class SessionReport:
     findings: tuple[Finding, ...]
     skipped_lines: int = 0
     stalls: StallSummary | None = None
+    cpu: CpuSummary | None = None

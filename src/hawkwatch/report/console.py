@@ -28,6 +28,7 @@ from hawkwatch.model.report import (
     SpanStats,
 )
 from hawkwatch.report.console_stall import stall_section
+from hawkwatch.report.cpu_section import cpu_sections
 from hawkwatch.report.sparkline import sparkline
 
 output_file_extension = "txt"
@@ -60,6 +61,8 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
         yield _launch(report.launch)
     if report.resources:
         yield from _resources(report.resources)
+    if report.cpu is not None:
+        yield from cpu_sections(report.cpu)
     if report.events:
         yield _events(report)
     if report.spans is not None:

@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hawkwatch.agent.monitor import Monitor
+from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
 from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
 from hawkwatch.agent.plugins.launch import LaunchMonitor
+from hawkwatch.agent.plugins.profiler import ProfilerMonitor
 from hawkwatch.agent.plugins.resources import ResourcesMonitor
 from hawkwatch.agent.plugins.stall import StallMonitor
 from hawkwatch.config import Config
 
 __all__ = [
+    "CpuHighLoadMonitor",
     "GcPauseMonitor",
     "ImportTimeMonitor",
     "LaunchMonitor",
+    "ProfilerMonitor",
     "ResourcesMonitor",
     "StallMonitor",
     "default_monitors",
@@ -35,4 +39,8 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(ResourcesMonitor)
     if config.stall.enabled:
         chosen.append(StallMonitor)
+    if config.cpu.enabled:
+        chosen.append(CpuHighLoadMonitor)
+    if config.profiler.enabled:
+        chosen.append(ProfilerMonitor)
     return chosen

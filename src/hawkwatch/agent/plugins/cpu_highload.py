@@ -1,0 +1,254 @@
+"""High-load trace: MTHawkeye's CPU Trace for Python (``detectors.md`` §2.1, §2.3).
+
+Every ``cpu.check_interval_s`` (1 s) the process CPU since the last check is compared with
+``cpu.highload_threshold`` (0.8 = 80 % of one core; the sum over threads, so it can exceed 1.0;
+``cpu.per_core`` divides by the core count first). While high, checks run every
+``cpu.check_interval_busy_s`` (0.3 s) and each check samples the stacks of the Python threads
+that took more than ``cpu.thread_share`` (15 %) of the process CPU since the previous one; the
+samples are merged into a call tree. An episode that lasted ``cpu.highload_min_duration_s``
+(60 s) is written as ``cpu-highload`` (key = start, value ``{start, lasting, average}`` as
+MTHawkeye's strings, plus ``threads``: per-thread shares) and ``cpu-highload-stackframe`` (same
+key, MTHawkeye's node array), or the side file ``cpu-highload-stackframe-ext`` when the tree's
+JSON reaches 15 KB. Unlike MTHawkeye, a long episode is also written every
+``highload_min_duration_s`` while it lasts (readers keep the last record of a key) and when the
+agent stops, so a kill loses at most one period.
+
+The episode logic (``EpisodeTracker``) takes readings and times as arguments, so tests step it;
+the monitor feeds it from ``/proc`` (``threads_cpu``) on the scheduler thread. The agent's own
+threads (``hawkwatch-*``) are never sampled.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from hawkwatch.agent.monitor import AgentContext, time_key, to_json
+from hawkwatch.agent.stacks import frame_stack
+from hawkwatch.agent.threads_cpu import ThreadCpuReader
+from hawkwatch.analysis.calltree import build_roots
+from hawkwatch.config import CpuConfig
+from hawkwatch.model import collections as c
+from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES, calltree_to_json
+from hawkwatch.model.stack import Stack
+
+AGENT_THREAD_PREFIX = "hawkwatch"
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadReading:
+    """A thread's CPU seconds used since the previous check."""
+
+    native_id: int
+    name: str
+    ident: int | None
+    cpu_delta_s: float
+
+
+@dataclass
+class Episode:
+    """An episode in progress: start, usage sum, merged samples, CPU per thread."""
+
+    start_unix: float
+    last_unix: float
+    usage_sum: float = 0.0
+    checks: int = 0
+    stacks: dict[Stack, int] = field(default_factory=dict)
+    thread_cpu: dict[tuple[int, str], float] = field(default_factory=dict)
+    written_at: float = 0.0
+
+    @property
+    def lasting_s(self) -> float:
+        return self.last_unix - self.start_unix
+
+    @property
+    def average(self) -> float:
+        return self.usage_sum / self.checks if self.checks else 0.0
+
+
+class EpisodeTracker:
+    """The episode state machine; returns the episodes to write, never touches I/O."""
+
+    def __init__(self, config: CpuConfig) -> None:
+        self.config = config
+        self.episode: Episode | None = None
+
+    @property
+    def is_high(self) -> bool:
+        return self.episode is not None
+
+    def observe(
+        self,
+        now_unix: float,
+        usage: float,
+        threads: list[ThreadReading],
+        sample: Callable[[list[int]], Mapping[int, Stack]],
+    ) -> list[Episode]:
+        """One check: ``usage`` (1.0 = one core) over the last interval; ``sample(idents)``
+        returns the current stacks of those Python threads. Returns episodes due for writing."""
+        config = self.config
+        due: list[Episode] = []
+        if usage < config.highload_threshold:
+            ended, self.episode = self.episode, None
+            if ended is not None and ended.lasting_s >= config.highload_min_duration_s:
+                due.append(ended)
+            return due
+        episode = self.episode
+        if episode is None:
+            episode = self.episode = Episode(now_unix, now_unix, written_at=now_unix)
+        episode.last_unix = now_unix
+        episode.usage_sum += usage
+        episode.checks += 1
+        total = sum(t.cpu_delta_s for t in threads)
+        chosen: list[int] = []
+        for reading in threads:
+            key = (reading.native_id, reading.name)
+            episode.thread_cpu[key] = episode.thread_cpu.get(key, 0.0) + reading.cpu_delta_s
+            is_busy = total > 0 and reading.cpu_delta_s / total > config.thread_share
+            if is_busy and reading.ident is not None:
+                chosen.append(reading.ident)
+        if chosen:
+            for stack in sample(chosen).values():
+                if stack:
+                    episode.stacks[stack] = episode.stacks.get(stack, 0) + 1
+        period = config.highload_min_duration_s
+        if episode.lasting_s >= period and now_unix - episode.written_at >= period:
+            episode.written_at = now_unix
+            due.append(episode)
+        return due
+
+    def flush(self) -> list[Episode]:
+        """At stop: the running episode, if it already qualifies."""
+        episode, self.episode = self.episode, None
+        if episode is not None and episode.lasting_s >= self.config.highload_min_duration_s:
+            return [episode]
+        return []
+
+
+def episode_records(episode: Episode) -> tuple[str, str, str]:
+    """``(key, cpu-highload value, cpu-highload-stackframe JSON)`` of an episode."""
+    key = time_key(episode.start_unix)
+    total = sum(episode.thread_cpu.values())
+    threads = sorted(episode.thread_cpu.items(), key=lambda item: -item[1])
+    value = {
+        "start": key,
+        "lasting": f"{episode.lasting_s:.2f}",
+        "average": f"{episode.average * 100:.2f}",
+        "threads": [
+            {"name": name, "native_id": tid, "share": round(cpu / total, 4)}
+            for (tid, name), cpu in threads
+            if total > 0 and cpu > 0
+        ][:16],
+    }
+    roots = build_roots(episode.stacks.items())
+    return key, to_json(value), to_json(calltree_to_json(roots))
+
+
+class CpuHighLoadMonitor:
+    name: ClassVar[str] = "cpu"
+
+    def __init__(self) -> None:
+        self._ctx: AgentContext | None = None
+        self._tracker: EpisodeTracker | None = None
+        self._reader = ThreadCpuReader()
+        self._last_check = 0.0
+        self._last_cpu: tuple[float, float] | None = None  # (monotonic s, process CPU s)
+        self._last_threads: dict[int, float] = {}
+        self._cores = os.cpu_count() or 1
+        self._lock = threading.Lock()
+
+    def start(self, ctx: AgentContext) -> None:
+        self._ctx = ctx
+        config = ctx.config.cpu
+        self._tracker = EpisodeTracker(config)
+        self._last_cpu = (time.monotonic(), time.process_time())
+        self._last_threads = self._reader.read_all()
+        self._last_check = time.monotonic()
+        metadata = ctx.session.metadata
+        metadata["cpu"] = {"thread_cpu_source": self._reader.source, "cores": self._cores}
+        ctx.session.write_metadata(metadata)
+        tick = min(config.check_interval_busy_s, config.check_interval_s)
+        ctx.every(tick, self.check, self)
+
+    def check(self) -> None:
+        """Scheduled every busy interval; does the idle-rate check only once per idle interval."""
+        ctx, tracker = self._ctx, self._tracker
+        if ctx is None or tracker is None or self._last_cpu is None:
+            return
+        now = time.monotonic()
+        idle_interval = ctx.config.cpu.check_interval_s
+        if not tracker.is_high and now - self._last_check < idle_interval * 0.95:
+            return
+        self._last_check = now
+        cpu = time.process_time()
+        then, then_cpu = self._last_cpu
+        self._last_cpu = (now, cpu)
+        if now <= then:
+            return
+        usage = (cpu - then_cpu) / (now - then)
+        if ctx.config.cpu.per_core:
+            usage /= self._cores
+        threads = self._thread_readings()
+        with self._lock:
+            due = tracker.observe(time.time(), usage, threads, self._sample)
+        for episode in due:
+            self._write(ctx, episode, ctx.store)
+
+    def _thread_readings(self) -> list[ThreadReading]:
+        current = self._reader.read_all()
+        previous, self._last_threads = self._last_threads, current
+        from hawkwatch.agent.stacks import native_ids
+
+        python = native_ids()
+        readings: list[ThreadReading] = []
+        for tid, cpu_s in current.items():
+            thread = python.get(tid)
+            name = thread.name if thread is not None else f"native-{tid}"
+            if name.startswith(AGENT_THREAD_PREFIX):
+                continue
+            ident = thread.ident if thread is not None else None
+            readings.append(
+                ThreadReading(tid, name, ident, max(cpu_s - previous.get(tid, cpu_s), 0))
+            )
+        return readings
+
+    def _sample(self, idents: list[int]) -> dict[int, Stack]:
+        frames = sys._current_frames()
+        me = threading.get_ident()
+        depth = self._ctx.config.cpu.max_frames if self._ctx else 50
+        return {
+            ident: frame_stack(frames.get(ident), depth)
+            for ident in idents
+            if ident != me and ident in frames
+        }
+
+    def _write(
+        self, ctx: AgentContext, episode: Episode, store: Callable[[str, str, str], None]
+    ) -> None:
+        key, value, tree = episode_records(episode)
+        store(c.CPU_HIGHLOAD, key, value)
+        if len(tree.encode()) >= EXT_THRESHOLD_BYTES:
+            path = ctx.session.path / c.CPU_HIGHLOAD_STACKFRAME_EXT
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(f"{key},{tree}{EXT_RECORD_END}")
+        else:
+            store(c.CPU_HIGHLOAD_STACKFRAME, key, tree)
+
+    def stop(self) -> None:
+        ctx, tracker = self._ctx, self._tracker
+        self._ctx = None
+        if ctx is None or tracker is None:
+            return
+        with self._lock:
+            due = tracker.flush()
+        for episode in due:
+            self._write(ctx, episode, ctx.store_nowait)
+
+    def after_fork_child(self) -> None:
+        self._ctx = None
+        self._tracker = None

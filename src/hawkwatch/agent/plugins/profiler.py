@@ -1,0 +1,344 @@
+"""Continuous profiler: samples every thread's stack at a rate that holds a CPU budget.
+
+Each sample walks ``sys._current_frames()``, interns each stack (thread name as the outermost
+pseudo-frame) in a ``StackTable`` and counts it twice: in **wall** mode always; in **cpu** mode
+only when the thread used CPU since the previous sample (``threads_cpu``: ``schedstat`` on
+Linux), in proportion to how much: each thread earns the CPU it used divided by the time since
+the previous sample as credit, and a sample counts when the credit reaches 1. A thread that ran
+the whole interval counts every time, one that ran 30 % of it about every third time, one that
+woke for a millisecond almost never — so cpu counts are proportional to CPU time.
+
+Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record (key = window
+start, value ``Profile.as_json()``), or, from 15 KB on, as the side file ``cpu-profile/<key>.json``
+with a record that names it. Memory grows with distinct stacks, not samples.
+
+Rate: the cost of a sample is the time it took (``perf_counter``: the sampler holds the GIL
+throughout — nothing in a sample releases it — so no Python thread runs meanwhile) plus
+``HANDOFF_ALLOWANCE_S`` for taking the GIL from a running thread and giving it back (two thread
+wake-ups that the sampler cannot time; ``benchmarks/profiler_overhead.py`` measured them at
+~0.1–0.15 ms on a 2-vCPU VM). Its moving average ``cost`` sets the next wait to
+``cost / profiler.budget`` (0.01 = 1 % of one core), within ``1/max_rate_hz`` …
+``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead.
+
+The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
+scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
+Failures on that thread are kept and raised on the scheduler thread (``DeferredFailure``), where
+the runtime's firewall disables the monitor. Like the agent's own threads it is stopped before
+``fork()`` and restarted in the parent after it (so a child never inherits it mid-sample and
+Python 3.12+ sees no other thread to warn about); the child drops it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import weakref
+from types import CodeType, FrameType
+from typing import ClassVar, Final
+
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
+from hawkwatch.agent.threads_cpu import ThreadCpuReader
+from hawkwatch.config import ProfilerConfig
+from hawkwatch.model import collections as c
+from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
+from hawkwatch.model.stack import PyFrame, StackTable, stack_to_json
+
+THREAD_NAME: Final = "hawkwatch-profiler"
+HANDOFF_ALLOWANCE_S: Final = 150e-6
+"""Cost charged per sample on top of its measured time: the GIL hand-over to and from the
+sampler (see the module docstring)."""
+_COST_WEIGHT: Final = 0.1
+"""Weight of the newest sample in the moving average of the sampler's cost."""
+_THREADS_REFRESH_S: Final = 1.0
+_CREDIT_ONE: Final = 0.95
+"""Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
+thread that ran the whole interval miss a sample."""
+
+
+class Window:
+    """Samples aggregated since the window started (touched by the sampler thread only).
+
+    Stacks are interned here rather than with ``StackTable.add(frame_stack(frame))``: frames are
+    looked up by ``(id(code), line)`` (a code object's own hash is recomputed on every call) and
+    a ``PyFrame`` is built only the first time a frame is seen. The code objects are kept alive
+    with their entries, so an id cannot be reused within a window. ``table()`` gives the
+    equivalent ``StackTable`` (tests check the two paths give the same stacks).
+    """
+
+    def __init__(self, start_unix: float, start_mono: float) -> None:
+        self.start_unix = start_unix
+        self.start_mono = start_mono
+        self.frames: list[PyFrame] = []
+        self.nodes: list[tuple[int, int]] = []
+        self.counts: dict[int, list[int]] = {}
+        self.samples = 0
+        self.cost_s = 0.0
+        self.max_depth_hit = 0
+        self._code_lines: dict[tuple[int, int], tuple[int, CodeType]] = {}
+        self._frame_ids: dict[PyFrame, int] = {}
+        self._node_ids: dict[tuple[int, int], int] = {}
+
+    def _frame_id(self, frame: PyFrame) -> int:
+        found = self._frame_ids.get(frame)
+        if found is None:
+            found = self._frame_ids[frame] = len(self.frames)
+            self.frames.append(frame)
+        return found
+
+    def add_stack(self, frame: FrameType | None, head: PyFrame, depth: int) -> int:
+        """Intern the stack ending at ``frame`` (its ``depth`` innermost frames) under the
+        thread pseudo-frame ``head``; returns the stack id."""
+        walked: list[FrameType] = []
+        while frame is not None and len(walked) < depth:
+            walked.append(frame)
+            frame = frame.f_back
+        if len(walked) >= depth:
+            self.max_depth_hit += 1
+        node_ids, code_lines, nodes = self._node_ids, self._code_lines, self.nodes
+        key = (self._frame_id(head), -1)
+        parent = node_ids.get(key)
+        if parent is None:
+            parent = node_ids[key] = len(nodes)
+            nodes.append(key)
+        for item in reversed(walked):
+            code = item.f_code
+            line = item.f_lineno or 0
+            entry = code_lines.get((id(code), line))
+            if entry is None:
+                module = item.f_globals.get("__name__")
+                py_frame = PyFrame(
+                    code.co_qualname,
+                    code.co_filename,
+                    line,
+                    module if isinstance(module, str) else "",
+                )
+                entry = code_lines[(id(code), line)] = (self._frame_id(py_frame), code)
+            key = (entry[0], parent)
+            node = node_ids.get(key)
+            if node is None:
+                node = node_ids[key] = len(nodes)
+                nodes.append(key)
+            parent = node
+        return parent
+
+    def table(self) -> StackTable:
+        return StackTable.from_json(
+            {"frames": stack_to_json(self.frames), "nodes": [list(n) for n in self.nodes]}
+        )
+
+    def profile(self, end_mono: float, budget: float) -> Profile:
+        duration = max(end_mono - self.start_mono, 1e-9)
+        return Profile(
+            start_time=self.start_unix,
+            duration_s=duration,
+            samples=self.samples,
+            rate_hz=self.samples / duration,
+            table=self.table(),
+            counts={sid: (pair[0], pair[1]) for sid, pair in self.counts.items()},
+            budget=budget,
+            cost_s=self.cost_s,
+            max_depth_hit=self.max_depth_hit,
+        )
+
+
+class Sampler:
+    """Takes one sample of every thread into a window; separate from the thread for tests."""
+
+    def __init__(self, config: ProfilerConfig, reader: ThreadCpuReader | None = None) -> None:
+        self.config = config
+        self.reader = reader or ThreadCpuReader()
+        self._threads: dict[int, tuple[PyFrame, int | None]] = {}  # ident -> (frame, native)
+        self._threads_at = -1e9
+        self._last_cpu: dict[int, float] = {}
+        self._credit: dict[int, float] = {}
+        self._last_sample = 0.0
+
+    def _refresh_threads(self, now: float) -> None:
+        self._threads = {
+            t.ident: (thread_frame(t.name), t.native_id)
+            for t in threading.enumerate()
+            if t.ident is not None
+        }
+        self._threads_at = now
+        alive = {native for _, native in self._threads.values() if native is not None}
+        self.reader.forget_all_but(alive)
+        for gone in [n for n in self._last_cpu if n not in alive]:
+            del self._last_cpu[gone]
+            self._credit.pop(gone, None)
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def sample(self, window: Window, skip: int) -> None:
+        frames = sys._current_frames()
+        now = time.monotonic()
+        threads = self._threads
+        if now - self._threads_at > _THREADS_REFRESH_S or any(i not in threads for i in frames):
+            self._refresh_threads(now)
+            threads = self._threads
+        depth = self.config.max_depth
+        counts, last_cpu, reader = window.counts, self._last_cpu, self.reader
+        credit = self._credit
+        elapsed, self._last_sample = now - self._last_sample, now
+        for ident, frame in frames.items():
+            if ident == skip:
+                continue
+            head, native = threads.get(ident, (thread_frame(f"thread-{ident}"), None))
+            if head.func.startswith("thread hawkwatch"):
+                continue
+            stack_id = window.add_stack(frame, head, depth)
+            used = 0
+            if native is not None:
+                cpu = reader.cpu_seconds_fast(native)
+                if cpu is not None:
+                    previous = last_cpu.get(native)
+                    last_cpu[native] = cpu
+                    if previous is not None and cpu > previous and elapsed > 0:
+                        earned = min(credit.get(native, 0.0) + (cpu - previous) / elapsed, 2.0)
+                        if earned >= _CREDIT_ONE:
+                            used, earned = 1, earned - 1.0
+                        credit[native] = earned
+            pair = counts.get(stack_id)
+            if pair is None:
+                counts[stack_id] = [1, used]
+            else:
+                pair[0] += 1
+                pair[1] += used
+        window.samples += 1
+
+
+_running: weakref.WeakSet[ProfilerMonitor] = weakref.WeakSet()
+
+
+def _pause_all_for_fork() -> None:
+    for monitor in list(_running):
+        monitor.pause()
+
+
+def _resume_all_after_fork() -> None:
+    for monitor in list(_running):
+        monitor.resume()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_pause_all_for_fork, after_in_parent=_resume_all_after_fork)
+
+
+class ProfilerMonitor:
+    name: ClassVar[str] = "profiler"
+
+    def __init__(self) -> None:
+        self._ctx: AgentContext | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._failure = DeferredFailure()
+        self._window: Window | None = None
+        self._lock = threading.Lock()  # guards the hand-over of a window at stop
+
+    def start(self, ctx: AgentContext) -> None:
+        self._ctx = ctx
+        config = ctx.config.profiler
+        sampler = Sampler(config)
+        metadata = ctx.session.metadata
+        metadata["profiler"] = {
+            "budget": config.budget,
+            "rate_hz": config.rate_hz,
+            "window_s": config.window_s,
+            "thread_cpu_source": sampler.reader.source,
+        }
+        ctx.session.write_metadata(metadata)
+        self._window = Window(time.time(), time.monotonic())
+        self._start_thread(ctx, sampler)
+        _running.add(self)
+        ctx.every(1.0, self._failure.raise_if_failed, self)
+
+    def _start_thread(self, ctx: AgentContext, sampler: Sampler) -> None:
+        self._stop = stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, args=(ctx, sampler, stop), name=THREAD_NAME, daemon=True
+        )
+        self._thread.start()
+
+    def pause(self) -> None:
+        """Before ``fork()``: end the sampler thread, keeping the window."""
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(1.0)
+
+    def resume(self) -> None:
+        """In the parent after ``fork()``: sample again into the same window."""
+        ctx = self._ctx
+        if ctx is not None and self._thread is None and self._window is not None:
+            self._start_thread(ctx, Sampler(ctx.config.profiler))
+
+    def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
+        config = ctx.config.profiler
+        me = threading.get_ident()
+        fixed = 1.0 / config.rate_hz if config.rate_hz > 0 else 0.0
+        shortest = 1.0 / config.max_rate_hz
+        longest = max(1.0 / config.min_rate_hz, shortest)
+        period = fixed or shortest
+        due = time.monotonic() + period
+        cost = 0.0
+        try:
+            # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
+            while not stop.wait(max(due - time.monotonic(), 0.0)):
+                with self._lock:
+                    window = self._window
+                    if window is None:
+                        return
+                    begin = time.perf_counter()
+                    sampler.sample(window, me)
+                    spent = time.perf_counter() - begin
+                    window.cost_s += spent
+                    now = time.monotonic()
+                    if now - window.start_mono >= config.window_s:
+                        self._window = Window(time.time(), now)
+                        self._write(ctx, window.profile(now, 0.0 if fixed else config.budget))
+                charged = spent + HANDOFF_ALLOWANCE_S
+                cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
+                if not fixed:
+                    period = min(max(cost / config.budget, shortest), longest)
+                due = max(due + period, now)  # behind schedule: carry on, never catch up in bursts
+        except Exception as exc:  # raised again on the scheduler thread by the firewall
+            self._failure.capture(exc)
+        finally:
+            sampler.close()
+
+    def _write(self, ctx: AgentContext, profile: Profile) -> None:
+        key = time_key(profile.start_time)
+        value = profile.as_json()
+        text = to_json(value)
+        if len(text.encode()) >= EXT_THRESHOLD_BYTES:
+            name = f"{c.CPU_PROFILE_DIR}/{key}.json"
+            folder = ctx.session.path / c.CPU_PROFILE_DIR
+            folder.mkdir(exist_ok=True)
+            temporary = folder / f".{key}.json.tmp"
+            temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+            os.replace(temporary, folder / f"{key}.json")
+            del value["table"], value["counts"]
+            value["file"] = name
+            text = to_json(value)
+        ctx.store_nowait(c.CPU_PROFILE, key, text)
+
+    def stop(self) -> None:
+        ctx, self._ctx = self._ctx, None
+        _running.discard(self)
+        self.pause()
+        with self._lock:
+            window, self._window = self._window, None
+        if ctx is not None and window is not None and window.samples:
+            budget = 0.0 if ctx.config.profiler.rate_hz > 0 else ctx.config.profiler.budget
+            self._write(ctx, window.profile(time.monotonic(), budget))
+
+    def after_fork_child(self) -> None:
+        _running.discard(self)
+        self._ctx = None
+        self._thread = None
+        self._window = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()

@@ -1,0 +1,290 @@
+"""Sampled profiles and call trees, as plain data: what the CPU monitor, the profiler and
+MTHawkeye's CPU trace record, and what every profile export reads.
+
+Two shapes, one per stage:
+
+* ``Profile`` — the profiler's compact window: a ``StackTable`` of Python stacks plus a count per
+  stack id, in two modes (``wall``: every sample of every thread; ``cpu``: only threads that
+  used CPU since the previous sample). Memory grows with distinct stacks, not samples.
+* ``CallTree`` — root nodes ``CallNode(frame, count, children)`` where ``count`` is inclusive
+  (the samples that passed through the node), as MTHawkeye's ``cpu-highload-stackframe`` stores
+  it. A frame is a ``PyFrame`` or, for MTHawkeye's unsymbolicated frames, an ``int`` instruction
+  address; symbolication replaces the addresses with ``PyFrame``\\ s (func = symbol, file = source
+  file or image, module = image).
+
+``calltree_to_json`` / ``calltree_from_json`` convert a tree to and from MTHawkeye's node shape
+``{"frame", "count", "proportion", "children"}`` (``formats/hawkeye.md`` §4): Python frames are
+written as their text ``func (file:line)``, addresses as ``0x…``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from hawkwatch.model.stack import PyFrame, StackTable
+
+Frame = PyFrame | int
+"""A Python frame, or an instruction address not symbolicated yet."""
+
+ProfileMode = Literal["wall", "cpu"]
+PROFILE_MODES: Final = ("cpu", "wall")
+
+THREAD_MODULE: Final = "<thread>"
+"""Module of the pseudo-frame the profiler puts outermost in each stack: the thread's name."""
+
+EXT_RECORD_END: Final = "\u00b7"
+"""Ends each ``<key>,<json>`` record of ``cpu-highload-stackframe-ext`` (U+00B7, bytes C2 B7)."""
+EXT_THRESHOLD_BYTES: Final = 15 * 1024
+"""A stack-frame tree whose UTF-8 JSON reaches this size goes to the side file instead."""
+
+# func up to the first " (" (Python names have none), file up to the last ":<line>)"
+_FRAME_TEXT = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>-?\d+)\)$", re.DOTALL)
+_ADDRESS = re.compile(r"^0[xX][0-9a-fA-F]+$")
+
+
+def thread_frame(name: str) -> PyFrame:
+    """The outermost pseudo-frame naming a thread in profiler stacks."""
+    return PyFrame(f"thread {name}", "", 0, THREAD_MODULE)
+
+
+def is_thread_frame(frame: Frame) -> bool:
+    """True for the profiler's thread pseudo-frame (records drop ``module``: the shape tells)."""
+    return (
+        not isinstance(frame, int)
+        and frame.line == 0
+        and not frame.file
+        and frame.func.startswith("thread ")
+    )
+
+
+def frame_label(frame: Frame) -> str:
+    """How a frame is shown and exported: ``func (file:line)``, ``0x…`` or ``thread NAME``."""
+    if isinstance(frame, int):
+        return f"0x{frame:x}"
+    if is_thread_frame(frame):
+        return frame.func
+    return frame.text
+
+
+def parse_frame_text(text: str) -> Frame:
+    """Inverse of ``frame_label`` (``ValueError`` for an empty string)."""
+    if not text:
+        raise ValueError("empty frame")
+    if _ADDRESS.match(text):
+        return int(text, 16)
+    if text.startswith("thread ") and "(" not in text:
+        return PyFrame(text, "", 0, THREAD_MODULE)
+    match = _FRAME_TEXT.match(text)
+    if match is None:
+        return PyFrame(text, "", 0)
+    return PyFrame(match["func"], match["file"], int(match["line"]))
+
+
+@dataclass(frozen=True, slots=True)
+class CallNode:
+    """One node of a call tree: ``count`` samples passed through it (children included)."""
+
+    frame: Frame
+    count: int
+    children: tuple[CallNode, ...] = ()
+
+    @property
+    def self_count(self) -> int:
+        """Samples that stopped here (never negative, even for inconsistent imported trees)."""
+        return max(self.count - sum(child.count for child in self.children), 0)
+
+
+@dataclass(frozen=True, slots=True)
+class CallTree:
+    """A call tree, outermost frames at the roots; ``total`` = Σ root counts.
+
+    ``interval_s`` is the mean time one sample stands for (0 when unknown, as in MTHawkeye's
+    trees); ``mode`` says which samples were counted.
+    """
+
+    roots: tuple[CallNode, ...]
+    name: str = "profile"
+    mode: ProfileMode = "cpu"
+    interval_s: float = 0.0
+    start_time: float | None = None
+    duration_s: float | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(root.count for root in self.roots)
+
+
+def walk_paths(tree: CallTree) -> Iterator[tuple[tuple[Frame, ...], int]]:
+    """Every path with samples that stopped on it: ``(frames outermost first, self count)``."""
+    stack: list[tuple[CallNode, tuple[Frame, ...]]] = [(root, ()) for root in reversed(tree.roots)]
+    while stack:
+        node, prefix = stack.pop()
+        path = (*prefix, node.frame)
+        if node.self_count:
+            yield path, node.self_count
+        stack.extend((child, path) for child in reversed(node.children))
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One profiler window: stacks (outermost pseudo-frame = thread) and their sample counts.
+
+    ``counts`` maps a ``table`` stack id to ``(wall samples, cpu samples)``. ``rate_hz`` is the
+    mean sampling rate over the window; ``budget`` the CPU fraction the sampler aimed at (0 for a
+    fixed rate); ``cost_s`` the time the sampler spent sampling (holding the GIL).
+    """
+
+    start_time: float
+    duration_s: float
+    samples: int
+    rate_hz: float
+    table: StackTable
+    counts: dict[int, tuple[int, int]]
+    budget: float = 0.0
+    cost_s: float = 0.0
+    max_depth_hit: int = 0
+
+    def stacks(self, mode: ProfileMode) -> Iterator[tuple[tuple[PyFrame, ...], int]]:
+        """``(stack innermost first, count)`` for each stack counted in ``mode``."""
+        column = 0 if mode == "wall" else 1
+        for stack_id, pair in self.counts.items():
+            if pair[column]:
+                yield self.table.stack(stack_id), pair[column]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "start": self.start_time,
+            "duration_s": round(self.duration_s, 6),
+            "samples": self.samples,
+            "rate_hz": round(self.rate_hz, 3),
+            "budget": self.budget,
+            "cost_s": round(self.cost_s, 6),
+            "max_depth_hit": self.max_depth_hit,
+            "table": self.table.as_json(),
+            "counts": [[sid, wall, cpu] for sid, (wall, cpu) in self.counts.items()],
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> Profile:
+        """``ValueError`` when the value is malformed or a count names a missing stack."""
+        if not isinstance(value, dict):
+            raise ValueError("a profile must be an object")
+        table = StackTable.from_json(value.get("table"))
+        counts: dict[int, tuple[int, int]] = {}
+        raw_counts = value.get("counts")
+        if not isinstance(raw_counts, list):
+            raise ValueError("a profile needs a list of counts")
+        for item in raw_counts:
+            ok = isinstance(item, list) and len(item) == 3 and all(type(n) is int for n in item)
+            if not ok or not 0 <= item[0] < len(table) or min(item[1], item[2]) < 0:
+                raise ValueError(f"bad count {item!r}")
+            counts[item[0]] = (item[1], item[2])
+        return cls(
+            start_time=_number(value, "start"),
+            duration_s=_number(value, "duration_s"),
+            samples=int(_number(value, "samples")),
+            rate_hz=_number(value, "rate_hz"),
+            table=table,
+            counts=counts,
+            budget=_number(value, "budget", 0.0),
+            cost_s=_number(value, "cost_s", 0.0),
+            max_depth_hit=int(_number(value, "max_depth_hit", 0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadShare:
+    """A thread's share of the process CPU over a high-load episode."""
+
+    name: str
+    native_id: int
+    share: float
+
+
+@dataclass(frozen=True, slots=True)
+class HighLoadEpisode:
+    """One ``cpu-highload`` episode and its tree (``roots`` empty when the tree was not found).
+
+    ``start_time`` is Unix seconds (MTHawkeye's CFAbsoluteTime keys already converted);
+    ``average_percent`` is the mean process CPU over the episode, 100 = one core.
+    """
+
+    key: str
+    start_time: float
+    lasting_s: float
+    average_percent: float
+    roots: tuple[CallNode, ...] = ()
+    threads: tuple[ThreadShare, ...] = field(default=())
+
+    def tree(self) -> CallTree:
+        return CallTree(
+            self.roots,
+            name=f"cpu-highload {self.key}",
+            mode="cpu",
+            start_time=self.start_time,
+            duration_s=self.lasting_s,
+        )
+
+
+def calltree_to_json(roots: Sequence[CallNode]) -> list[dict[str, Any]]:
+    """MTHawkeye's node list: ``proportion`` = count / Σ root counts; leaves have no children."""
+    total = sum(root.count for root in roots) or 1
+
+    def node(item: CallNode) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "frame": frame_label(item.frame),
+            "count": item.count,
+            "proportion": round(item.count / total, 6),
+        }
+        if item.children:
+            out["children"] = [node(child) for child in item.children]
+        return out
+
+    return [node(root) for root in roots]
+
+
+MAX_TREE_DEPTH: Final = 200
+"""Deeper imported trees are cut: a hostile file must not exhaust the interpreter's stack."""
+
+
+def calltree_from_json(value: Any) -> tuple[CallNode, ...]:
+    """Inverse of ``calltree_to_json``; ``ValueError`` for a value that is not a node list.
+
+    ``proportion`` is not read back (it is derived); a ``count`` written as a string is accepted.
+    """
+    if not isinstance(value, list):
+        raise ValueError("a stack-frame tree must be a JSON array")
+    return tuple(_node(item, 0) for item in value)
+
+
+def _node(item: Any, depth: int) -> CallNode:
+    if not isinstance(item, dict):
+        raise ValueError("a stack-frame node must be an object")
+    frame = item.get("frame")
+    if not isinstance(frame, str):
+        raise ValueError("a stack-frame node needs a 'frame' string")
+    count = item.get("count")
+    if isinstance(count, str):
+        try:
+            count = int(float(count))
+        except ValueError:
+            count = None
+    if isinstance(count, float) and count.is_integer():
+        count = int(count)
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ValueError("a stack-frame node needs a non-negative 'count'")
+    children = item.get("children", [])
+    if not isinstance(children, list):
+        raise ValueError("'children' must be an array")
+    kids = () if depth >= MAX_TREE_DEPTH else tuple(_node(c, depth + 1) for c in children)
+    return CallNode(parse_frame_text(frame), count, kids)
+
+
+def _number(value: dict[str, Any], name: str, default: float | None = None) -> float:
+    found = value.get(name, default)
+    if isinstance(found, bool) or not isinstance(found, int | float):
+        raise ValueError(f"missing number {name!r}")
+    return float(found)

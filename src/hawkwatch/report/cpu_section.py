@@ -1,0 +1,82 @@
+"""The console report's CPU section: high-load episodes and the profiler summary (rich).
+
+Kept apart from ``console.py`` so the CPU layout is one small module; ``console`` yields these
+groups right after the resource charts (CPU usage over time is the ``cpu`` series there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from rich import box
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from hawkwatch.model.report import CpuFrameRow, CpuSummary
+
+
+def _table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+
+
+def _titled(title: str, table: Table, note: str | None = None) -> Group:
+    parts: list[Text | Table] = [Text(title, style="bold")]
+    parts.append(table)
+    if note:
+        parts.append(Text(note, style="dim"))
+    return Group(*parts)
+
+
+def _frames(frames: tuple[CpuFrameRow, ...]) -> Text:
+    return Text("\n".join(f"{f.self_percent:5.1f}% {f.frame}" for f in frames))
+
+
+def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
+    """One table of episodes (if any), one of the profiler's costliest frames (if it ran)."""
+    if cpu.episodes_total:
+        table = _table()
+        table.add_column("at", justify="right", no_wrap=True)
+        table.add_column("lasting", justify="right", no_wrap=True)
+        table.add_column("average", justify="right", no_wrap=True)
+        table.add_column("samples", justify="right", no_wrap=True)
+        table.add_column("top frames (self %)", overflow="fold")
+        for row in cpu.episodes:
+            at = "?" if row.offset_s is None else f"{row.offset_s:+,.1f} s"
+            threads = f"\nthreads: {', '.join(row.threads)}" if row.threads else ""
+            frames = _frames(row.top_frames)
+            frames.append(threads, style="dim")
+            table.add_row(
+                at,
+                f"{row.lasting_s:,.1f} s",
+                f"{row.average_percent:,.1f}%",
+                f"{row.samples:,}",
+                frames,
+            )
+        shown = len(cpu.episodes)
+        note = f"longest {shown} of {cpu.episodes_total}" if shown < cpu.episodes_total else None
+        yield _titled(f"CPU high load ({cpu.episodes_total:,} episodes)", table, note)
+    if cpu.profiler is not None:
+        p = cpu.profiler
+        table = _table()
+        table.add_column("self", justify="right", no_wrap=True)
+        table.add_column("total", justify="right", no_wrap=True)
+        table.add_column("frame", overflow="fold")
+        for frame in p.top_frames:
+            table.add_row(
+                f"{frame.self_percent:.1f}%", f"{frame.total_percent:.1f}%", Text(frame.frame)
+            )
+        title = (
+            f"CPU profile ({p.samples:,} samples over {p.duration_s:,.1f} s, "
+            f"{p.rate_hz:.1f} Hz, sampler cost {p.cost_percent:.2f}% of a core)"
+        )
+        yield _titled(
+            title,
+            table,
+            "cpu mode: samples of threads that were running; "
+            "export with 'hawkwatch profile SESSION --format svg'",
+        )
+    if cpu.skipped:
+        yield Group(
+            Text(f"{cpu.skipped:,} CPU records or side files could not be read", style="dim")
+        )

@@ -1,0 +1,211 @@
+"""The continuous profiler in a real agent: windows, wall vs cpu mode, side files, stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import hawkwatch
+from hawkwatch.agent import current_agent
+from hawkwatch.agent.plugins.profiler import ProfilerMonitor, Sampler, Window
+from hawkwatch.analysis.calltree import build_profile_tree, frame_proportions
+from hawkwatch.config import ProfilerConfig
+from hawkwatch.formats.cpu_profile import read_profiles
+from hawkwatch.model import collections as c
+from hawkwatch.model.profile import Profile, thread_frame
+from hawkwatch.model.stack import PyFrame, StackTable
+from tests.builders import agent_records, wait_for
+
+pytestmark = pytest.mark.usefixtures("stopped_agent")
+
+
+def spin_in_profiled_function(stop: threading.Event) -> None:
+    while not stop.is_set():
+        sum(i * i for i in range(5000))
+
+
+def wait_in_profiled_function(stop: threading.Event) -> None:
+    stop.wait()
+
+
+@pytest.fixture
+def busy_and_idle_threads():
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=spin_in_profiled_function, args=(stop,), name="spinner"),
+        threading.Thread(target=wait_in_profiled_function, args=(stop,), name="waiter"),
+    ]
+    for thread in threads:
+        thread.start()
+    yield
+    stop.set()
+    for thread in threads:
+        thread.join()
+
+
+def profiles() -> list[Profile]:
+    agent = current_agent()
+    assert agent is not None
+    parsed = read_profiles(agent.session.path, agent_records(c.CPU_PROFILE))
+    assert parsed.skipped == []
+    return parsed.value
+
+
+def thread_names(profile_list: list[Profile], mode: str) -> set[str]:
+    tree = build_profile_tree(profile_list, mode)  # type: ignore[arg-type]
+    return {root.frame.func for root in tree.roots}  # type: ignore[union-attr]
+
+
+@pytest.mark.usefixtures("busy_and_idle_threads")
+def test_windows_count_every_thread_in_wall_mode_and_only_running_ones_in_cpu_mode(
+    hawkwatch_home: Path,
+) -> None:
+    hawkwatch.start(
+        profiler_enabled=True,
+        profiler_window_s=0.3,
+        profiler_rate_hz=100,
+        resources_enabled=False,
+        imports_enabled=False,
+        gc_enabled=False,
+        cpu_enabled=False,
+    )
+    assert wait_for(lambda: sum(p.samples for p in profiles()) >= 30, timeout_s=30)
+    found = profiles()
+    assert "thread waiter" in thread_names(found, "wall")
+    assert "thread spinner" in thread_names(found, "cpu")
+    assert "thread waiter" not in thread_names(found, "cpu")
+    assert not any(name.startswith("thread hawkwatch") for name in thread_names(found, "wall"))
+    cpu_tree = build_profile_tree(found, "cpu")
+    (spinner,) = [root for root in cpu_tree.roots if root.frame.func == "thread spinner"]  # type: ignore[union-attr]
+    spinning = frame_proportions((spinner,), ["spin_in_profiled_function"])
+    assert spinning["spin_in_profiled_function"] > 0.9  # nearly all its samples are in there
+    assert all(p.budget == 0.0 and p.rate_hz > 0 for p in found)  # a fixed rate has no budget
+    metadata = current_agent().session.metadata  # type: ignore[union-attr]
+    assert metadata["profiler"]["rate_hz"] == 100
+
+
+def test_stop_writes_the_window_in_progress(hawkwatch_home: Path) -> None:
+    hawkwatch.start(
+        profiler_enabled=True,
+        profiler_window_s=3600,
+        profiler_rate_hz=200,
+        resources_enabled=False,
+        imports_enabled=False,
+        cpu_enabled=False,
+    )
+    agent = current_agent()
+    assert agent is not None
+    monitor = next(m for m in agent.monitors if isinstance(m, ProfilerMonitor))
+    assert wait_for(lambda: monitor._window is not None and monitor._window.samples >= 3)
+    session = agent.session
+    hawkwatch.stop()
+    found = read_profiles(session.path, session.records(c.CPU_PROFILE).records).value
+    assert len(found) == 1 and found[0].samples >= 3
+    assert not any(t.name == "hawkwatch-profiler" for t in threading.enumerate())
+
+
+def test_the_default_budget_adapts_the_rate_within_its_bounds(hawkwatch_home: Path) -> None:
+    hawkwatch.start(
+        profiler_enabled=True,
+        profiler_window_s=0.5,
+        resources_enabled=False,
+        imports_enabled=False,
+        cpu_enabled=False,
+    )
+    assert wait_for(lambda: len(profiles()) >= 2, timeout_s=30)
+    for profile in profiles():
+        assert profile.budget == 0.01
+        assert 1.0 * 0.5 <= profile.rate_hz <= 100 * 1.5  # min_rate_hz … max_rate_hz, with jitter
+
+
+def test_a_large_window_goes_to_a_side_file(hawkwatch_home: Path) -> None:
+    hawkwatch.start(profiler_enabled=True, profiler_window_s=3600, cpu_enabled=False)
+    agent = current_agent()
+    assert agent is not None and agent.context is not None
+    monitor = next(m for m in agent.monitors if isinstance(m, ProfilerMonitor))
+    table = StackTable()
+    counts = {}
+    for i in range(500):
+        stack = (PyFrame(f"handler_{i}", "/srv/app/handlers.py", i), thread_frame("worker"))
+        counts[table.add(stack)] = (2, 1)
+    big = Profile(1_700_000_000.0, 60.0, 1000, 16.7, table, counts, 0.01, 0.3)
+    monitor._write(agent.context, big)
+    (record,) = [r for r in agent_records(c.CPU_PROFILE) if r.key == "1700000000.000000"]
+    assert '"file":"cpu-profile/1700000000.000000.json"' in record.value
+    assert (agent.session.path / "cpu-profile" / "1700000000.000000.json").is_file()
+    (read,) = [p for p in profiles() if p.start_time == 1_700_000_000.0]
+    assert read.counts == big.counts and read.samples == 1000
+
+
+def test_one_sample_counts_a_blocked_thread_in_wall_mode_only() -> None:
+    sampler = Sampler(ProfilerConfig())
+    window = Window(time.time(), time.monotonic())
+    stop, waiting = threading.Event(), threading.Event()
+
+    def block() -> None:
+        waiting.set()
+        wait_in_profiled_function(stop)
+
+    def counts(mode: str) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for stack, n in window.profile(time.monotonic(), 0.01).stacks(mode):  # type: ignore[arg-type]
+            found[stack[-1].func] = found.get(stack[-1].func, 0) + n
+        return found
+
+    waiter = threading.Thread(target=block, name="blocked")
+    waiter.start()
+    assert waiting.wait(10)
+    try:
+        sampler.sample(window, skip=-1)  # the first sample only learns the CPU times
+        for _ in range(200):  # until this thread's CPU earned a cpu-mode count
+            end = time.thread_time() + 0.03
+            while time.thread_time() < end:
+                pass
+            sampler.sample(window, skip=-1)
+            if counts("cpu").get("thread MainThread"):
+                break
+    finally:
+        stop.set()
+        waiter.join()
+        sampler.close()
+    wall, cpu = counts("wall"), counts("cpu")
+    assert cpu.get("thread MainThread", 0) >= 1
+    assert wall["thread blocked"] == wall["thread MainThread"] == window.samples
+    assert "thread blocked" not in cpu
+
+
+def recurse_then_wait(depth: int, ready: threading.Event, stop: threading.Event) -> None:
+    if depth:
+        recurse_then_wait(depth - 1, ready, stop)
+        return
+    ready.set()
+    stop.wait()
+
+
+@pytest.mark.parametrize("depth", [0, 5, 200])
+def test_the_windows_fast_interning_matches_stacktable_add_of_frame_stack(depth: int) -> None:
+    import sys
+
+    from hawkwatch.agent.stacks import frame_stack
+
+    ready, stop = threading.Event(), threading.Event()
+    worker = threading.Thread(target=recurse_then_wait, args=(depth, ready, stop), name="deep")
+    worker.start()
+    assert ready.wait(10)
+    try:
+        frames = sys._current_frames()
+        head = thread_frame("deep")
+        window = Window(0.0, 0.0)
+        fast_id = window.add_stack(frames[worker.ident], head, 128)  # type: ignore[index]
+        again = window.add_stack(frames[worker.ident], head, 128)  # type: ignore[index]
+        reference = (*frame_stack(frames[worker.ident], 128), head)  # type: ignore[index]
+    finally:
+        stop.set()
+        worker.join()
+    assert again == fast_id
+    fast = window.table().stack(fast_id)
+    assert [(f.func, f.file, f.line) for f in fast] == [(f.func, f.file, f.line) for f in reference]
+    assert window.max_depth_hit == (2 if depth >= 128 else 0)

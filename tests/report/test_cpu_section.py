@@ -1,0 +1,104 @@
+"""The CPU section: built from episodes and profiler windows, rendered at a fixed width."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from datetime import UTC
+
+import pytest
+
+from hawkwatch.analysis.cpu_report import build_cpu_summary
+from hawkwatch.model.profile import CallNode, HighLoadEpisode, Profile, ThreadShare, thread_frame
+from hawkwatch.model.stack import PyFrame, StackTable
+from hawkwatch.report import console, json_report
+from tests.report.test_console import small_report
+
+T0 = 1_700_000_000.0
+MAIN = PyFrame("main", "/app/m.py", 1)
+F = PyFrame("f", "/app/m.py", 10)
+F2 = PyFrame("f", "/app/m.py", 11)
+G = PyFrame("g", "/app/m.py", 20)
+
+
+@pytest.fixture(autouse=True)
+def _plain_console(monkeypatch):
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def episodes() -> list[HighLoadEpisode]:
+    roots = (CallNode(MAIN, 10, (CallNode(F, 5), CallNode(F2, 1), CallNode(G, 4))),)
+    return [
+        HighLoadEpisode(
+            "1700000010.000000", T0 + 10, 61.5, 97.25, roots, (ThreadShare("MainThread", 7, 0.9),)
+        ),
+        HighLoadEpisode("1700000100.000000", T0 + 100, 75.0, 88.0, ()),
+    ]
+
+
+def window() -> Profile:
+    table = StackTable()
+    busy = table.add((F, MAIN, thread_frame("MainThread")))
+    idle = table.add((G, thread_frame("idle")))
+    return Profile(T0, 60.0, 1200, 20.0, table, {busy: (600, 450), idle: (600, 0)}, 0.01, 0.3)
+
+
+def test_episodes_longest_first_with_top_frames_by_function() -> None:
+    summary = build_cpu_summary(episodes(), [window()], start=T0)
+    assert summary is not None
+    assert [row.key for row in summary.episodes] == ["1700000100.000000", "1700000010.000000"]
+    row = summary.episodes[1]
+    assert row.offset_s == 10 and row.samples == 10 and row.threads == ("MainThread 90%",)
+    assert [(f.frame, f.self_percent) for f in row.top_frames] == [
+        ("f (/app/m.py)", 60.0),
+        ("g (/app/m.py)", 40.0),
+    ]
+    assert summary.profiler is not None
+    assert summary.profiler.samples == 1200 and summary.profiler.cost_percent == 0.5
+    assert summary.profiler.top_frames[0].frame == "f (/app/m.py)"
+    assert summary.profiler.top_frames[0].self_percent == 100.0  # cpu mode: the idle thread is out
+
+
+def test_nothing_to_show_is_none() -> None:
+    assert build_cpu_summary([], [], start=None) is None
+
+
+EXPECTED = """\
+CPU high load (2 episodes)
+      at   lasting   average   samples   top frames (self %)
+────────────────────────────────────────────────────────────────
++100.0 s    75.0 s     88.0%         0
+ +10.0 s    61.5 s     97.2%        10    60.0% f (/app/m.py)
+                                          40.0% g (/app/m.py)
+                                         threads: MainThread 90%
+
+CPU profile (1,200 samples over 60.0 s, 20.0 Hz, sampler cost 0.50% of a core)
+  self    total   frame
+───────────────────────────────
+100.0%   100.0%   f (/app/m.py)
+cpu mode: samples of threads that were running; export with 'hawkwatch profile SESSION --format svg'
+"""
+
+
+def test_the_section_renders_exactly_after_the_resources() -> None:
+    report = dataclasses.replace(
+        small_report(), cpu=build_cpu_summary(episodes(), [window()], start=T0)
+    )
+    out = io.StringIO()
+    console.render(report, out, width=100, tz=UTC)
+    text = "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+    start = text.index("CPU high load")
+    end = text.index("\n\n", text.index("cpu mode:"))
+    assert text[start : end + 1] == EXPECTED
+
+
+def test_the_json_twin_carries_the_section() -> None:
+    report = dataclasses.replace(small_report(), cpu=build_cpu_summary(episodes(), [], start=T0))
+    data = json_report.to_json_dict(report)
+    assert data["cpu"]["episodes_total"] == 2 and data["cpu"]["profiler"] is None
+    assert data["cpu"]["episodes"][1]["top_frames"][0] == {
+        "frame": "f (/app/m.py)",
+        "self_percent": 60.0,
+        "total_percent": 60.0,
+    }
