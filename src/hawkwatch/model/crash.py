@@ -99,7 +99,9 @@ class CrashReport:
     ``format`` names the reader (``apple-text``, ``ips``, ``kscrash``, ``hawkeye``);
     ``metadata`` keeps every header as written (``Process``, ``OS Version``, ...);
     ``last_exception_backtrace`` is the ObjC exception's stack when the report has one;
-    ``recrash`` is a crash that happened inside the crash handler (KSCrash).
+    ``recrash`` is a crash that happened inside the crash handler (KSCrash);
+    ``process_path`` is the main executable's path (``Path:``, ``procPath``), which tells the
+    app's own images from the system's.
     """
 
     format: str
@@ -119,6 +121,7 @@ class CrashReport:
     application_specific_info: str | None = None
     last_exception_backtrace: list[CrashFrame] = field(default_factory=list)
     recrash: CrashReport | None = None
+    process_path: str | None = None
 
     @property
     def crashed_thread(self) -> CrashThread | None:
