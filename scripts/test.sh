@@ -5,6 +5,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# --- system packages the tests need (installed only when missing; CI runs as root) ---
+# llvm: dsymutil (links the DWARF of the arm64 Mach-O test binaries into dSYMs),
+# llvm-symbolizer (the independent oracle symbolication is checked against), llvm-nm
+need_apt=()
+for tool in dsymutil llvm-symbolizer llvm-nm; do
+    command -v "$tool" >/dev/null || need_apt+=(llvm)
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+    command -v apt-get >/dev/null || { echo "test.sh: install llvm (dsymutil, llvm-symbolizer)" >&2; exit 1; }
+    # apt-get update only when the package lists are too old or missing to find it
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm >/dev/null 2>&1 \
+        || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq llvm >/dev/null; }
+fi
+
 find_python() {  # find_python 3.12 -> path of a working CPython 3.12 interpreter
     local version=$1 candidate path
     for candidate in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$version".*/bin/python \

@@ -27,6 +27,8 @@ COMMANDS: Final = (
     ("debug", "hawkwatch.cli.debug", "tools for looking inside hawkwatch's files"),
     ("crashes", "hawkwatch.cli.crashes", "group iOS crash reports in a folder by fingerprint"),
     ("jetsam", "hawkwatch.cli.jetsam", "who a JetsamEvent killed, and the app's memory limit"),
+    ("symbols", "hawkwatch.cli.symbols", "add debug files (dSYM, Mach-O, ELF, zip) to the store"),
+    ("symbolicate", "hawkwatch.cli.symbolicate", "a crash report with function, file and line"),
 )
 
 
