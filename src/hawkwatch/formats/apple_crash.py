@@ -316,8 +316,7 @@ class _Parser:
             self.crashed_index = int(head) if head.isdigit() else None
 
     def _store_block(self, key: str, lines: list[str]) -> None:
-        text = "\n".join(line.strip() if key != "Notable Addresses" else line for line in lines)
-        text = text.strip("\n")
+        text = "\n".join(lines).strip("\n")  # indentation is kept, as Apple wrote it
         if key == "Application Specific Information":
             self.recognised = True
             self.report.application_specific_info = text

@@ -134,6 +134,14 @@ def _report(body: dict[str, Any], skipped: list[Skipped]) -> CrashReport:
     if termination:
         report.metadata["Termination Reason"] = termination
     report.application_specific_info = _asi(body.get("asi"), body.get("asiBacktraces"))
+    lost = sum(
+        1
+        for raw in as_list(body.get("threads"))
+        for frame in as_list(as_dict(raw).get("frames"))
+        if as_int(as_dict(frame).get("imageIndex")) not in index_map
+    )
+    if lost:
+        skipped.append(Skipped(0, f"{lost} frames dropped: their image is not in usedImages"))
     faulting = as_int(body.get("faultingThread"))
     for position, raw in enumerate(as_list(body.get("threads"))):
         if not isinstance(raw, dict):

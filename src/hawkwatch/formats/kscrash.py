@@ -57,8 +57,18 @@ def looks_like_kscrash(document: object) -> bool:
         return False
     if "recrash_report" in document:
         return True
-    return isinstance(document.get("report"), dict) and any(
+    if isinstance(document.get("report"), dict) and any(
         key in document for key in ("crash", "binary_images", "system")
+    ):
+        return True
+    # a cut file may end before ``report`` (keys are often written in sorted order)
+    crash = document.get("crash")
+    images = document.get("binary_images")
+    return (isinstance(crash, dict) and ("error" in crash or "threads" in crash)) or (
+        isinstance(images, list)
+        and bool(images)
+        and isinstance(images[0], dict)
+        and "image_addr" in images[0]
     )
 
 
