@@ -14,7 +14,7 @@ import sys
 from hawkwatch.formats.crash import read_crash
 from hawkwatch.report.crash_json import crash_to_json
 from hawkwatch.report.crash_text import render_crash_text
-from hawkwatch.symbols import SymbolStore, images_without_debug_files, symbolicate
+from hawkwatch.symbols import SymbolStore, images_without_debug_files, symbolic, symbolicate
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    symbolic()  # names the extra to install when it is missing
     parsed = read_crash(args.path)
     for skipped in parsed.skipped:
         print(f"hawkwatch: {args.path}: line {skipped.line}: {skipped.reason}", file=sys.stderr)

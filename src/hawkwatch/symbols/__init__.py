@@ -6,7 +6,7 @@ on first use, and its absence is reported as ``SymbolsExtraMissing`` naming the 
 
 from __future__ import annotations
 
-from hawkwatch.symbols._symbolic import SymbolsExtraMissing
+from hawkwatch.symbols._symbolic import SymbolsExtraMissing, symbolic
 from hawkwatch.symbols.store import AddResult, DebugFile, SymbolStore, symbols_root
 from hawkwatch.symbols.symbolicate import (
     Symbolicator,
@@ -23,6 +23,7 @@ __all__ = [
     "SymbolsExtraMissing",
     "images_without_debug_files",
     "previous_instruction",
+    "symbolic",
     "symbolicate",
     "symbols_root",
 ]

@@ -96,6 +96,7 @@ class SymbolStore:
 
     def add(self, paths: Iterable[str | os.PathLike[str]]) -> AddResult:
         """Index every object found under ``paths``; build and write its SymCache."""
+        symbolic()  # fail early, naming the extra, when it is not installed
         result = AddResult()
         self.root.mkdir(parents=True, exist_ok=True)
         index = self._load_index()
