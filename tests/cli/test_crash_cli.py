@@ -115,3 +115,13 @@ def test_crashes_on_a_folder_with_nothing_readable_fails(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("hello\n")
     assert main(["crashes", str(tmp_path)]) == 1
     assert "no crash reports under" in capsys.readouterr().out
+
+
+def test_crashes_can_symbolicate_first(crash_folder, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("HAWKWATCH_HOME", str(tmp_path / "home"))
+    assert main(["crashes", str(crash_folder), "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    empty = tmp_path / "no-debug-files"
+    empty.mkdir()
+    assert main(["crashes", str(crash_folder), "--json", "--symbols", str(empty)]) == 0
+    assert json.loads(capsys.readouterr().out)["groups"] == plain["groups"]

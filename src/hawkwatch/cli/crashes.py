@@ -34,6 +34,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="GLOB",
         help="image names inside the app bundle that are not its code (default: libswift*)",
     )
+    parser.add_argument(
+        "--symbolicate",
+        action="store_true",
+        help="symbolicate every report first (symbol store), so unsymbolicated reports group "
+        "by function instead of by image",
+    )
+    parser.add_argument(
+        "--symbols",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also search this folder for debug files; implies --symbolicate (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
 
 
@@ -51,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         else GroupingConfig().in_app_exclude,
     )
     reports, duplicates, unreadable = _read_all(root)
+    if args.symbolicate or args.symbols:
+        reports = _symbolicated(reports, args.symbols)
     groups = group_crashes(reports, config)
     if args.json:
         document = {
@@ -100,6 +115,16 @@ def _read_all(root: Path) -> tuple[list[tuple[str, CrashReport]], int, list[tupl
             seen.add(incident)
         reports.append((_relative(path, root), report))
     return reports, duplicates, unreadable
+
+
+def _symbolicated(
+    reports: list[tuple[str, CrashReport]], folders: list[str]
+) -> list[tuple[str, CrashReport]]:
+    from hawkwatch.symbols import SymbolStore, symbolic, symbolicate
+
+    symbolic()  # names the extra to install when it is missing
+    store = SymbolStore(None, extra=folders)
+    return [(source, symbolicate(report, store)) for source, report in reports]
 
 
 def _relative(path: Path, root: Path) -> str:
