@@ -193,3 +193,15 @@ def test_jetsam_and_other_bug_types_are_refused_by_the_crash_reader():
         parse_ips(b'{"bug_type":"309"}\n')
     with pytest.raises(FormatError, match="not a crash report"):
         parse_crash(b'{"name": "package.json", "version": "1.0"}')
+
+
+def test_ips_header_and_body_on_one_line_or_with_a_bom():
+    text = (IPS / "nullderef.ips").read_text()
+    header, _, body = text.partition("\n")
+    expected = parse_ips(text.encode()).value
+    for variant in (header + body, "\ufeff" + text, header + " \r\n" + body):
+        report = parse_crash(variant.encode(), source="v").value
+        assert report.format == "ips"
+        assert [[f.address for f in t.frames] for t in report.threads] == [
+            [f.address for f in t.frames] for t in expected.threads
+        ]

@@ -108,6 +108,12 @@ def _close_truncated(text: str, start: int) -> str | None:
     return body + "".join(reversed(open_brackets))
 
 
+def decode_text(data: bytes | str) -> str:
+    """Bytes as text (bad UTF-8 replaced, not fatal), without a leading byte-order mark."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    return text.removeprefix("\ufeff")
+
+
 def iso_timestamp(value: str) -> str | None:
     """Apple's ``YYYY-MM-DD HH:MM:SS[.f] ±HHMM`` as ISO-8601, or None when it does not parse."""
     match = _DATE.match(value.strip())

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from hawkwatch.errors import FormatError
-from hawkwatch.formats._crash_values import arch_from_code_type, iso_timestamp
+from hawkwatch.formats._crash_values import arch_from_code_type, decode_text, iso_timestamp
 from hawkwatch.model import Parsed, Skipped
 from hawkwatch.model.crash import (
     CrashException,
@@ -78,7 +78,7 @@ def looks_like_apple_text(text: str) -> bool:
 
 def parse_apple_crash(data: bytes | str, *, source: str = "<bytes>") -> Parsed[CrashReport]:
     """Parse a text crash report; ``FormatError`` only when it holds nothing recognisable."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = decode_text(data)
     lines = text.splitlines()
     recrash_at = next(
         (number for number, line in enumerate(lines) if line.strip() == RECRASH_MARKER), None

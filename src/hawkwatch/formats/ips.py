@@ -25,6 +25,7 @@ from hawkwatch.formats._crash_values import (
     as_list,
     as_text,
     basename,
+    decode_text,
     iso_timestamp,
     loads_lenient,
 )
@@ -57,7 +58,7 @@ def split_ips(text: str, *, source: str = "<bytes>") -> tuple[dict[str, Any], st
 
 def parse_ips(data: bytes | str, *, source: str = "<bytes>") -> Parsed[CrashReport]:
     """Parse a crash ``.ips`` (JSON or text body); ``FormatError`` when it is not one."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = decode_text(data)
     header, body_text = split_ips(text, source=source)
     bug_type = str(header.get("bug_type", ""))
     if bug_type == JETSAM_BUG_TYPE:

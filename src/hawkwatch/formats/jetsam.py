@@ -22,6 +22,7 @@ from hawkwatch.formats._crash_values import (
     as_int,
     as_list,
     as_text,
+    decode_text,
     iso_timestamp,
     loads_lenient,
 )
@@ -34,7 +35,7 @@ DEFAULT_PAGE_SIZE: Final = 16_384  # A9 and later; only used when the file does 
 
 def parse_jetsam(data: bytes | str, *, source: str = "<bytes>") -> Parsed[JetsamEvent]:
     """Parse a JetsamEvent; ``FormatError`` when the file is not one."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = decode_text(data)
     header, body_text = split_ips(text, source=source)
     if str(header.get("bug_type", "")) != JETSAM_BUG_TYPE:
         raise FormatError(

@@ -26,6 +26,7 @@ from hawkwatch.formats._crash_values import (
     as_list,
     as_text,
     basename,
+    decode_text,
     iso_from_epoch,
     iso_timestamp,
     loads_lenient,
@@ -74,7 +75,7 @@ def looks_like_kscrash(document: object) -> bool:
 
 def parse_kscrash(data: bytes | str, *, source: str = "<bytes>") -> Parsed[CrashReport]:
     """Parse a KSCrash JSON report; ``FormatError`` when it is not one."""
-    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    text = decode_text(data)
     try:
         document, truncated = loads_lenient(text)
     except ValueError as exc:
