@@ -32,9 +32,11 @@ def symbolic() -> ModuleType:
 # One looked-up location: (symbol, full path, line, symbol start address).
 Location = tuple[str, str | None, int, int]
 
-# symbolic's C ABI ``SymbolicSourceLocation`` (symbolic-cabi symcache.rs): sym_addr u64,
-# instr_addr u64, line u32, then lang, symbol, full_path as ``SymbolicStr`` {data*, len, owned}.
-_LOCATION = struct.Struct("<QQI4x QQ?7x QQ?7x QQ?7x".replace(" ", ""))
+# symbolic's C ABI ``SymbolicSourceLocation`` (symbolic-cabi symcache.rs), 96 bytes: sym_addr u64,
+# instr_addr u64, line u32 (+4 padding), then lang, symbol, full_path, each a ``SymbolicStr``
+# {data pointer, len usize, owned bool (+7)}. Read: sym_addr, line, symbol and full_path.
+_LOCATION = struct.Struct("<Q8xI4x24xQQ8xQQ8x")
+_LOCATION_SIZE = 96
 
 
 def location_lookup(cache: Any) -> Callable[[int], list[Location]]:
@@ -48,23 +50,28 @@ def location_lookup(cache: Any) -> Callable[[int], list[Location]]:
         from symbolic._lowlevel import ffi, lib
 
         pointer = cache._get_objptr()
-        if ffi.sizeof("SymbolicSourceLocation") != _LOCATION.size:
+        layout = (
+            ffi.sizeof("SymbolicSourceLocation"),
+            ffi.offsetof("SymbolicSourceLocation", "symbol"),
+            ffi.offsetof("SymbolicSourceLocation", "full_path"),
+        )
+        if layout != (_LOCATION_SIZE, 48, 72):
             raise AttributeError("SymbolicSourceLocation changed")
     except (ImportError, AttributeError):
         return _public_lookup(cache)
     lookup, free = lib.symbolic_symcache_lookup, lib.symbolic_lookup_result_free
     buffer, unpack, cast, address_of = ffi.buffer, ffi.unpack, ffi.cast, ffi.addressof
-    size, iter_unpack = _LOCATION.size, _LOCATION.iter_unpack
+    size, iter_unpack = _LOCATION_SIZE, _LOCATION.iter_unpack
     names: dict[tuple[int, int], str] = {}  # symbol names point into the mapped cache: stable
 
-    def run(address: int) -> list[Location]:
+    def run(address: int, _keep_alive: Any = cache) -> list[Location]:
+        # ``_keep_alive``: the SymCache object owns ``pointer``; freeing it would free the cache
         result = lookup(pointer, address)
         try:
             found = []
-            for fields in iter_unpack(buffer(result.items, result.len * size)[:]):
-                sym_addr, _instr, line, _lp, _ll, _lo, name_at, name_len, _no, path_at, path_len = (
-                    fields[:11]
-                )
+            for sym_addr, line, name_at, name_len, path_at, path_len in iter_unpack(
+                buffer(result.items, result.len * size)[:]
+            ):
                 name = names.get((name_at, name_len))
                 if name is None:
                     name = unpack(cast("char *", name_at), name_len).decode("utf-8", "replace")

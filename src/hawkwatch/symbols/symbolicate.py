@@ -50,28 +50,32 @@ class Symbolicator:
         self, image: CrashImage, address: int, *, caller: bool, arch: str | None = None
     ) -> tuple[SourceLocation, ...]:
         """What the image's debug file says about ``address``; empty when it says nothing."""
-        debug_id = image.debug_id
-        if debug_id is None:
+        uuid = image.uuid
+        if uuid is None:
             return ()
         offset = address - image.load_address
-        if offset < 0:
-            return ()
-        key = previous_instruction(offset, image.arch or arch) if caller else offset
-        memo_key = (debug_id, offset, caller)
-        found = self._memo.get(memo_key)
+        found = self._memo.get((uuid, offset, caller))
         if found is None:
-            found = self._lookup(debug_id, key, offset)
-            self._memo[memo_key] = found
+            if offset < 0:
+                return ()
+            key = previous_instruction(offset, image.arch or arch) if caller else offset
+            found = self._lookup(uuid, key, offset)
+            self._memo[(uuid, offset, caller)] = found
         return found
 
-    def _lookup(self, debug_id: str, key: int, offset: int) -> tuple[SourceLocation, ...]:
-        if debug_id not in self._lookups:
-            cache = self.store.symcache(debug_id)
-            self._lookups[debug_id] = location_lookup(cache) if cache is not None else None
-        lookup = self._lookups[debug_id]
+    def _lookup(self, uuid: str, key: int, offset: int) -> tuple[SourceLocation, ...]:
+        try:
+            lookup = self._lookups[uuid]
+        except KeyError:
+            cache = self.store.symcache(uuid)
+            lookup = self._lookups[uuid] = location_lookup(cache) if cache is not None else None
         if lookup is None or key < 0:
             return ()
         raw = lookup(key)
+        if len(raw) == 1:  # no inlining: the common case
+            symbol, path, line, sym_addr = raw[0]
+            start = None if sym_addr == _NO_SYMBOL_ADDRESS else offset - sym_addr
+            return (SourceLocation(demangle_name(symbol), path, line or None, start),)
         last = len(raw) - 1
         return tuple(
             SourceLocation(
