@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hawkwatch.errors import FormatError
+from hawkwatch.formats._crash_values import loads_lenient
 from hawkwatch.formats.crash import parse_crash
 from hawkwatch.model.crash import CrashFrame, CrashReport
 from tests.formats.crash_fixtures import FIXTURES
@@ -129,3 +130,23 @@ def test_a_cut_kscrash_report_keeps_the_frames_before_the_cut():
     assert crashed.frames[:2] == full.frames[:2]
     assert crashed.frames[2].address == full.frames[2].address  # symbol cut off
     assert len(cut.images) == len(FULL["kscrash"].images)  # written before the threads
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "truncated"),
+    [
+        ('{"a": [1, 2]}', {"a": [1, 2]}, False),
+        ('{"a": [1, 2]}\n\nSystem Profile: …', {"a": [1, 2]}, False),
+        ('{"a": [1, 2, {"b": "x[,{\\""}, 3', {"a": [1, 2, {"b": 'x[,{"'}]}, True),
+        ('{"a": "unterminated [ { ,', {}, True),
+        ('[{"k": 1}, {"k"', [{"k": 1}, {}], True),  # an opened container is kept empty
+    ],
+)
+def test_loads_lenient(text, expected, truncated):
+    assert loads_lenient(text) == (expected, truncated)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "hello", '"just a string', "]"])
+def test_loads_lenient_refuses_what_is_not_json(text):
+    with pytest.raises(ValueError):
+        loads_lenient(text)

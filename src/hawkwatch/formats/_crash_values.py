@@ -66,46 +66,40 @@ def _raw_decode_prefix(text: str, start: int) -> tuple[Any, int]:
     return value, end
 
 
+# A JSON string (possibly cut off at the end of the text) or one structural character.
+_JSON_TOKEN: Final = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\Z)|[{}\[\],]', re.DOTALL)
+
+
 def _close_truncated(text: str, start: int) -> str | None:
-    """Cut after the last complete element and append the missing closing brackets."""
+    """Cut after the last complete element and append the missing closing brackets.
+
+    Cuts sit right after an opening bracket (an empty container is valid), after a closing
+    bracket, or before a comma (the element before it is complete), never inside a value.
+    """
     if start >= len(text) or text[start] not in "{[":
         return None
     stack: list[str] = []
     cut: tuple[int, tuple[str, ...]] | None = None
-    in_string = False
-    escaped = False
-    # ``expect_key`` is True inside an object where the next string is a key, not a value.
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
+    for match in _JSON_TOKEN.finditer(text, start):
+        token = match.group()
+        if token[0] == '"':
             continue
-        if char == '"':
-            in_string = True
-        elif char in "{[":
-            stack.append("}" if char == "{" else "]")
-            cut = (index + 1, tuple(stack))
-        elif char in "}]":
+        if token in "{[":
+            stack.append("}" if token == "{" else "]")
+            cut = (match.end(), tuple(stack))
+        elif token in "}]":
             if not stack:
                 return None
             stack.pop()
             if not stack:
-                return text[start : index + 1]
-            cut = (index + 1, tuple(stack))
-        elif char == ",":
-            cut = (index, tuple(stack))
+                return text[start : match.end()]
+            cut = (match.end(), tuple(stack))
+        else:  # ","
+            cut = (match.start(), tuple(stack))
     if cut is None:
         return None
     end, open_brackets = cut
-    body = text[start:end].rstrip()
-    # A cut right after ``"key":`` cannot happen (cuts sit at commas and brackets), but a cut
-    # after ``{`` or ``[`` leaves an empty container, which is valid.
-    return body + "".join(reversed(open_brackets))
+    return text[start:end].rstrip() + "".join(reversed(open_brackets))
 
 
 def decode_text(data: bytes | str) -> str:
