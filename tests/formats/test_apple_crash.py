@@ -228,3 +228,9 @@ def test_not_a_crash_report(data):
         parse_crash(data, source="x.crash")
     assert "\n" not in str(info.value)
     assert str(info.value).startswith("x.crash: ")
+
+
+def test_a_text_with_other_headers_is_not_a_crash_report():
+    mail = b"From: someone\nSubject: Re: crash\n\nThread 7 of the discussion, see below.\n"
+    with pytest.raises(FormatError, match="not a crash report"):
+        parse_crash(mail, source="mail.txt")

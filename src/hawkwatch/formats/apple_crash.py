@@ -17,7 +17,6 @@ The reader works line by line, so a truncated report keeps everything before the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Final
 
 from hawkwatch.errors import FormatError
@@ -49,7 +48,7 @@ THREAD: Final = re.compile(r"^Thread (\d+)( Crashed)?:(?::\s*Dispatch queue:\s*(
 THREAD_NAME: Final = re.compile(r"^Thread (\d+) name:\s*(.*)$")
 THREAD_STATE: Final = re.compile(r"^Thread (\d+) crashed with .*Thread State.*:\s*$")
 REGISTER: Final = re.compile(r"\b([a-z][a-z0-9]*):\s*(0x[0-9a-fA-F]+)")
-HEADER: Final = re.compile(r"^([A-Za-z][\w /.()-]*?):(?:\s+(.*?))?\s*$|^([A-Za-z][\w /.()-]*?):$")
+HEADER: Final = re.compile(r"^([A-Za-z][\w /.()-]*?):(?:\s+(.*?))?\s*$")
 BARE_ADDRESSES: Final = re.compile(r"^\((0x[0-9a-fA-F]+(?:\s+0x[0-9a-fA-F]+)*)\)\s*$")
 UNCAUGHT: Final = re.compile(
     r"Terminating app due to uncaught exception '(?P<name>[^']*)', reason: '(?P<reason>.*)'",
@@ -60,8 +59,12 @@ ARCH_NAMES: Final = frozenset(
      "armv7k", "ppc"}
 )  # fmt: skip
 RECRASH_MARKER: Final = "Handler crashed while reporting:"
-# Headers whose value lives on the following lines, up to a blank line.
-_BLOCK_END_KEYS: Final = frozenset({"Binary Images"})
+# Headers that make a "Key: value" text a crash report (other text files have headers too).
+CRASH_KEYS: Final = frozenset(
+    {"Incident Identifier", "CrashReporter Key", "Hardware Model", "Process", "Code Type",
+     "Date/Time", "OS Version", "Report Version", "Exception Type", "Exception Codes",
+     "Crashed Thread", "Triggered by Thread", "Termination Reason"}
+)  # fmt: skip
 
 
 def looks_like_apple_text(text: str) -> bool:
@@ -215,7 +218,7 @@ class _Parser:
             return
         match = HEADER.match(stripped) if line[:1] not in (" ", "\t") else None
         if match:
-            key = (match[1] or match[3]).strip()
+            key = match[1].strip()
             value = (match[2] or "").strip()
             if value:
                 self._header(key, value)
@@ -277,7 +280,7 @@ class _Parser:
     # -- values ----------------------------------------------------------------------------
 
     def _header(self, key: str, value: str) -> None:
-        self.recognised = True
+        self.recognised = self.recognised or key in CRASH_KEYS
         report = self.report
         exception = report.exception
         if key not in report.metadata:
@@ -399,11 +402,3 @@ def _exception_type(exception: CrashException, value: str) -> None:
 def _at_address(value: str) -> int | None:
     match = re.search(r"\bat (0x[0-9a-fA-F]+)", value)
     return int(match[1], 16) if match else None
-
-
-def iter_frame_lines(text: str) -> Iterator[CrashFrame]:
-    """Every frame line of a text, whatever section it sits in (for quick checks)."""
-    for line in text.splitlines():
-        frame = parse_frame_line(line.strip())
-        if frame is not None:
-            yield frame
