@@ -18,7 +18,9 @@ from hawkwatch.symbols import SymbolStore, images_without_debug_files, symbolic,
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="FILE", help="a .crash, .ips or KSCrash JSON report")
+    parser.add_argument(
+        "path", metavar="FILE", help="a .crash, .ips or KSCrash JSON report, or an MTHawkeye folder"
+    )
     parser.add_argument(
         "--symbols",
         action="append",
