@@ -42,7 +42,15 @@ _TYPED_HEADERS = frozenset(
         "Last Exception Backtrace",
     }
 )
-_CODE_TYPES = {"arm64": "ARM-64", "arm64e": "ARM-64", "x86_64": "X86-64", "x86": "X86"}
+_CODE_TYPES = {
+    "arm64": "ARM-64",
+    "arm64e": "ARM-64",
+    "x86_64": "X86-64",
+    "x86": "X86",
+    "i386": "X86",
+}
+# 32-bit processes print addresses with 8 hex digits, 64-bit ones with 16
+_32_BIT = ("arm", "armv6", "armv7", "armv7s", "armv7k", "x86", "i386")
 _IMAGE_COLUMN = 30
 
 
@@ -105,7 +113,8 @@ def _header(report: CrashReport) -> Iterator[str]:
     if report.app_version:
         yield _field("Version", report.app_version)
     if report.arch:
-        yield _field("Code Type", _CODE_TYPES.get(report.arch, report.arch.upper()))
+        code_type = "ARM" if report.arch.startswith("armv") else report.arch.upper()
+        yield _field("Code Type", _CODE_TYPES.get(report.arch, code_type))
     if report.format == "apple-text":  # every other header, as the original report had it
         for key, value in report.metadata.items():
             if key not in _TYPED_HEADERS and "\n" not in value:
@@ -150,10 +159,11 @@ def _thread(report: CrashReport, thread: CrashThread) -> Iterator[str]:
 
 def _frames(report: CrashReport, frames: list[CrashFrame]) -> Iterator[str]:
     number = 0
+    digits = 8 if report.arch in _32_BIT else 16
     for frame in frames:
         image = report.image_for(frame)
         name = frame.image or (image.name if image else "???")
-        prefix = f"{name:<{_IMAGE_COLUMN}}\t0x{frame.address:016x} "
+        prefix = f"{name:<{_IMAGE_COLUMN}}\t0x{frame.address:0{digits}x} "
         if frame.symbolicated:
             for location in frame.symbolicated:
                 yield f"{number:<4}{prefix}{_location(location)}"
