@@ -68,10 +68,23 @@ class AddResult:
 
 @dataclass(slots=True)
 class _Found:
-    """An object found while scanning, with what builds its SymCache."""
+    """An object found while scanning; its SymCache is built on first use.
+
+    Building costs about a second per 50 MB of DWARF, so a ``--symbols`` folder full of dSYMs
+    only pays for the ones a report needs. ``archive`` keeps the object's file alive until then.
+    """
 
     info: DebugFile
-    symcache: Any  # symbolic.SymCache, built on first use
+    obj: Any  # symbolic.Object
+    archive: Any  # symbolic.Archive
+    cache: Any = None
+
+    def symcache(self) -> Any:
+        """The ``symbolic.SymCache``; raises ``symbolic.SymbolicError`` when it cannot be built."""
+        if self.cache is None:
+            self.cache = self.obj.make_symcache()
+            self.obj = self.archive = None
+        return self.cache
 
 
 def _better(new: DebugFile, old: DebugFile | None) -> bool:
@@ -121,7 +134,7 @@ class SymbolStore:
 
     def _write(self, found: _Found) -> None:
         info = found.info
-        cache = found.symcache
+        cache = found.symcache()
         self._write_atomic(info.debug_id + CACHE_SUFFIX, cache.dump_into)
         text = json.dumps(asdict(info), indent=1).encode()
         self._write_atomic(info.debug_id + INDEX_SUFFIX, lambda out: out.write(text))
@@ -157,7 +170,10 @@ class SymbolStore:
         key = normalize_debug_id(debug_id)
         adhoc = self._load_adhoc().get(key)
         if adhoc is not None:
-            return adhoc.symcache
+            try:
+                return adhoc.symcache()
+            except symbolic().SymbolicError:
+                return None
         info = self._load_index().get(key)
         if info is None:
             return None
@@ -282,11 +298,6 @@ def _objects(
         if not debug_id.strip("0"):
             skipped.append((source, f"{obj.arch} object without a UUID or build id"))
             continue
-        try:
-            cache = obj.make_symcache()
-        except module.SymbolicError as exc:
-            skipped.append((source, f"cannot build SymCache for {obj.arch}: {exc}"))
-            continue
         info = DebugFile(
             debug_id=debug_id,
             code_id=code_id if code_id and code_id != debug_id else None,
@@ -296,4 +307,4 @@ def _objects(
             has_debug_info="debug" in obj.features,
             text_vmaddr=header.text_vmaddr if header else 0,
         )
-        yield _Found(info, cache)
+        yield _Found(info, obj, archive)
