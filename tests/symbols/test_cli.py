@@ -163,3 +163,12 @@ def test_a_missing_file_is_one_line(tmp_path, home, capsys):
     assert main(["symbolicate", str(tmp_path / "nope.ips")]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "nope.ips" in err[0]
+
+
+def test_symbols_root_option_picks_another_store(built, tmp_path, home, capsys):
+    other = tmp_path / "other-store"
+    assert main(["symbols", "add", "--root", str(other), str(built.lib_dsym)]) == 0
+    assert main(["symbols", "list", "--root", str(other)]) == 0
+    assert built.lib_uuid.replace("-", "").lower() in capsys.readouterr().out
+    assert main(["symbols", "list"]) == 0
+    assert capsys.readouterr().out == ""

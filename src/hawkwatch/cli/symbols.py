@@ -11,16 +11,20 @@ from hawkwatch.symbols import DebugFile, SymbolStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
         "--root", metavar="DIR", help="symbol store folder (default: $HAWKWATCH_HOME/symbols)"
     )
     sub = parser.add_subparsers(dest="symbols_command", metavar="ACTION", required=True)
     add = sub.add_parser(
         "add",
+        parents=[common],
         help="index dSYM bundles, Mach-O / ELF files, folders or zip archives of them",
     )
     add.add_argument("paths", nargs="+", metavar="PATH")
-    listing = sub.add_parser("list", help="the stored debug files, one per debug id")
+    listing = sub.add_parser(
+        "list", parents=[common], help="the stored debug files, one per debug id"
+    )
     listing.add_argument("--format", choices=("text", "json"), default="text")
 
 
