@@ -13,6 +13,7 @@ Debug ids match regardless of case, dashes and braces (``normalize_debug_id``).
 
 from __future__ import annotations
 
+import io
 import json
 import mmap
 import os
@@ -23,9 +24,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hawkwatch.errors import FormatError
 from hawkwatch.model.crash import normalize_debug_id
 from hawkwatch.symbols._symbolic import symbolic
 from hawkwatch.symbols.objects import ZIP_MAGIC, Data, looks_like_object, read_headers
+from hawkwatch.symbols.symcache_file import SymCacheFile
 
 INDEX_SUFFIX = ".json"
 CACHE_SUFFIX = ".symcache"
@@ -104,6 +107,7 @@ class SymbolStore:
         self._index: dict[str, DebugFile] | None = None
         self._adhoc: dict[str, _Found] | None = None
         self._caches: dict[str, Any] = {}
+        self._files: dict[str, SymCacheFile | None] = {}
 
     # -- adding -------------------------------------------------------------------------------
 
@@ -139,6 +143,7 @@ class SymbolStore:
         text = json.dumps(asdict(info), indent=1).encode()
         self._write_atomic(info.debug_id + INDEX_SUFFIX, lambda out: out.write(text))
         self._caches.pop(info.debug_id, None)
+        self._files.pop(info.debug_id, None)
 
     def _write_atomic(self, name: str, write: Any) -> None:
         handle, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
@@ -187,6 +192,32 @@ class SymbolStore:
             self._caches[info.debug_id] = cache
         return cache
 
+    def symcache_file(self, debug_id: str) -> SymCacheFile | None:
+        """The debug id's SymCache read in place by hawkwatch's own reader.
+
+        None when there is no SymCache, or when its version is one the reader does not know or
+        the file is damaged: ``symcache`` (symbolic itself) is then the one to ask.
+        """
+        key = normalize_debug_id(debug_id)
+        if key in self._files:
+            return self._files[key]
+        reader = None
+        adhoc = self._load_adhoc().get(key)
+        info = self._load_index().get(key)
+        if adhoc is not None:
+            cache = self.symcache(key)  # built by symbolic in memory: read a copy of its bytes
+            if cache is not None:
+                buffer = io.BytesIO()
+                cache.dump_into(buffer)
+                reader = _read_or_none(buffer.getbuffer(), adhoc.info.source)
+        elif info is not None:
+            try:
+                reader = SymCacheFile.open(self.root / (info.debug_id + CACHE_SUFFIX))
+            except (OSError, FormatError):
+                reader = None
+        self._files[key] = reader
+        return reader
+
     def _load_index(self) -> dict[str, DebugFile]:
         if self._index is None:
             self._index = {}
@@ -213,6 +244,13 @@ class SymbolStore:
                         if info.code_id:
                             self._adhoc[info.code_id] = found
         return self._adhoc
+
+
+def _read_or_none(data: bytes | memoryview, source: str) -> SymCacheFile | None:
+    try:
+        return SymCacheFile(data, source)
+    except FormatError:
+        return None
 
 
 # -- scanning -----------------------------------------------------------------------------------

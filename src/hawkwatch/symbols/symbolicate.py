@@ -17,6 +17,7 @@ outermost, the function that really owns the stack frame. Inline frames a report
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -24,9 +25,7 @@ from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, SourceLoc
 from hawkwatch.symbols._symbolic import Location, location_lookup
 from hawkwatch.symbols.demangle import demangle_name
 from hawkwatch.symbols.store import SymbolStore
-
-# symbolic's sym_addr for inlined entries (no symbol start of their own): u32::MAX
-_NO_SYMBOL_ADDRESS = 0xFFFFFFFF
+from hawkwatch.symbols.symcache_file import NONE, SymCacheFile
 
 
 def previous_instruction(address: int, arch: str | None) -> int:
@@ -38,57 +37,54 @@ def previous_instruction(address: int, arch: str | None) -> int:
     return address - 1
 
 
+# (lookup key, image offset) -> what the debug file says, innermost first
+Resolver = Callable[[int, int], tuple[SourceLocation, ...]]
+
+
 class Symbolicator:
     """Resolves addresses against one store, remembering every answer (crash stacks repeat)."""
 
     def __init__(self, store: SymbolStore) -> None:
         self.store = store
-        self._memo: dict[tuple[str, int, bool], tuple[SourceLocation, ...]] = {}
-        self._lookups: dict[str, Callable[[int], list[Location]] | None] = {}
+        # per image UUID: (offset << 1 | caller) -> answer; int keys, as distinct frames are many
+        self._memo: dict[str | None, dict[int, tuple[SourceLocation, ...]]] = {}
+        self._resolvers: dict[str, Resolver | None] = {}
 
     def locations(
         self, image: CrashImage, address: int, *, caller: bool, arch: str | None = None
     ) -> tuple[SourceLocation, ...]:
         """What the image's debug file says about ``address``; empty when it says nothing."""
         uuid = image.uuid
-        if uuid is None:
-            return ()
         offset = address - image.load_address
-        found = self._memo.get((uuid, offset, caller))
-        if found is None:
-            if offset < 0:
+        try:
+            memo = self._memo[uuid]
+        except KeyError:
+            if uuid is None:
                 return ()
+            memo = self._memo[uuid] = {}
+        memo_key = offset << 1 | caller if offset >= 0 else -1
+        found = memo.get(memo_key)
+        if found is None:
+            found = ()
             key = previous_instruction(offset, image.arch or arch) if caller else offset
-            found = self._lookup(uuid, key, offset)
-            self._memo[(uuid, offset, caller)] = found
+            if offset >= 0 and key >= 0 and uuid is not None:
+                try:
+                    resolve = self._resolvers[uuid]
+                except KeyError:
+                    resolve = self._resolvers[uuid] = self._resolver(uuid)
+                if resolve is not None:
+                    found = resolve(key, offset)
+            if memo_key >= 0:
+                memo[memo_key] = found
         return found
 
-    def _lookup(self, uuid: str, key: int, offset: int) -> tuple[SourceLocation, ...]:
-        try:
-            lookup = self._lookups[uuid]
-        except KeyError:
-            cache = self.store.symcache(uuid)
-            lookup = self._lookups[uuid] = location_lookup(cache) if cache is not None else None
-        if lookup is None or key < 0:
-            return ()
-        raw = lookup(key)
-        if len(raw) == 1:  # no inlining: the common case
-            symbol, path, line, sym_addr = raw[0]
-            start = None if sym_addr == _NO_SYMBOL_ADDRESS else offset - sym_addr
-            return (SourceLocation(demangle_name(symbol), path, line or None, start),)
-        last = len(raw) - 1
-        return tuple(
-            SourceLocation(
-                symbol=demangle_name(symbol),
-                file=path,
-                line=line or None,
-                symbol_offset=(
-                    offset - sym_addr if index == last and sym_addr != _NO_SYMBOL_ADDRESS else None
-                ),
-                inlined=index != last,
-            )
-            for index, (symbol, path, line, sym_addr) in enumerate(raw)
-        )
+    def _resolver(self, uuid: str) -> Resolver | None:
+        """hawkwatch's own SymCache reader when it knows the file's version, else symbolic's."""
+        mapped = self.store.symcache_file(uuid)
+        if mapped is not None:
+            return mapped_resolver(mapped)
+        cache = self.store.symcache(uuid)
+        return _symbolic_resolver(location_lookup(cache)) if cache is not None else None
 
     def frames(
         self, report: CrashReport, frames: list[CrashFrame], *, first_is_pc: bool
@@ -136,6 +132,88 @@ class Symbolicator:
         backtrace = self.frames(report, report.last_exception_backtrace, first_is_pc=False)
         recrash = self.report(report.recrash) if report.recrash is not None else None
         return replace(report, threads=threads, last_exception_backtrace=backtrace, recrash=recrash)
+
+
+def mapped_resolver(cache: SymCacheFile) -> Resolver:
+    """Frames straight from a SymCache read in place; names, paths and inlined calls built once.
+
+    Per address: one ``bisect`` over the ranges, four reads of the source location and one
+    ``SourceLocation`` for the outermost function (its ``symbol_offset`` is per address).
+    Function names are demangled once per function, paths joined once per file, and every
+    inlined location (no offset of its own) is one shared object.
+    """
+    ranges, locations, first = cache.ranges, cache.locations, cache.first_top_level
+    bisect_right, file_path, chain = bisect.bisect_right, cache.file_path, cache.chain
+    functions: dict[int, tuple[str, int | None]] = {}
+    inlined: dict[int, SourceLocation] = {}
+
+    def function(index: int) -> tuple[str, int | None]:
+        found = functions.get(index)
+        if found is None:
+            name, entry = cache.function(index)
+            found = functions[index] = (demangle_name(name), None if entry == NONE else entry)
+        return found
+
+    def inlined_location(index: int) -> SourceLocation:
+        found = inlined.get(index)
+        if found is None:
+            file_index, line, function_index, _parent = cache.record(index)
+            symbol = function(function_index)[0]
+            found = SourceLocation(symbol, file_path(file_index), line or None, None, True)
+            inlined[index] = found
+        return found
+
+    def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
+        index = bisect_right(ranges, key) - 1
+        if index < 0 or locations is None or key > NONE:
+            return ()
+        index += first
+        at = 4 * index
+        file_index, line, function_index, parent = (
+            locations[at],
+            locations[at + 1],
+            locations[at + 2],
+            locations[at + 3],
+        )
+        if parent == NONE:  # not inlined: the common case
+            if function_index == NONE and file_index == NONE and line == NONE:
+                return ()  # the end marker after a function's last range
+            symbol, entry = functions.get(function_index) or function(function_index)
+            start = None if entry is None else offset - entry
+            return (SourceLocation(symbol, file_path(file_index), line or None, start, False),)
+        indexes = chain(index)
+        outer = indexes.pop()
+        file_index, line, function_index, _parent = cache.record(outer)
+        symbol, entry = function(function_index)
+        start = None if entry is None else offset - entry
+        last = SourceLocation(symbol, file_path(file_index), line or None, start, False)
+        return (*map(inlined_location, indexes), last)
+
+    return resolve
+
+
+def _symbolic_resolver(lookup: Callable[[int], list[Location]]) -> Resolver:
+    """Frames from symbolic's own lookup (SymCache versions hawkwatch's reader does not know)."""
+
+    def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
+        raw = lookup(key)
+        if len(raw) == 1:  # no inlining: the common case
+            symbol, path, line, sym_addr = raw[0]
+            start = None if sym_addr == NONE else offset - sym_addr
+            return (SourceLocation(demangle_name(symbol), path, line or None, start),)
+        last = len(raw) - 1
+        return tuple(
+            SourceLocation(
+                symbol=demangle_name(symbol),
+                file=path,
+                line=line or None,
+                symbol_offset=(offset - sym_addr if index == last and sym_addr != NONE else None),
+                inlined=index != last,
+            )
+            for index, (symbol, path, line, sym_addr) in enumerate(raw)
+        )
+
+    return resolve
 
 
 def symbolicate(report: CrashReport, store: SymbolStore) -> CrashReport:
