@@ -137,14 +137,22 @@ class Symbolicator:
 def mapped_resolver(cache: SymCacheFile) -> Resolver:
     """Frames straight from a SymCache read in place; names, paths and inlined calls built once.
 
-    Per address: one ``bisect`` over the ranges, four reads of the source location and one
+    Per address: one ``bisect`` over the ranges, reads of one source location and one
     ``SourceLocation`` for the outermost function (its ``symbol_offset`` is per address).
     Function names are demangled once per function, paths joined once per file, and every
     inlined location (no offset of its own) is one shared object.
     """
     ranges, locations, first = cache.ranges, cache.locations, cache.first_top_level
-    bisect_right, file_path, chain = bisect.bisect_right, cache.file_path, cache.chain
+    if locations is None:
+        return lambda key, offset: ()
+    bisect_right, file_path, chain, new = (
+        bisect.bisect_right,
+        cache.file_path,
+        cache.chain,
+        tuple.__new__,
+    )
     functions: dict[int, tuple[str, int | None]] = {}
+    paths: dict[int, str | None] = {}
     inlined: dict[int, SourceLocation] = {}
 
     def function(index: int) -> tuple[str, int | None]:
@@ -152,6 +160,10 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
         if found is None:
             name, entry = cache.function(index)
             found = functions[index] = (demangle_name(name), None if entry == NONE else entry)
+        return found
+
+    def path(index: int) -> str | None:
+        found = paths[index] = file_path(index)
         return found
 
     def inlined_location(index: int) -> SourceLocation:
@@ -163,31 +175,38 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
             inlined[index] = found
         return found
 
-    def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
-        index = bisect_right(ranges, key) - 1
-        if index < 0 or locations is None or key > NONE:
-            return ()
-        index += first
-        at = 4 * index
-        file_index, line, function_index, parent = (
-            locations[at],
-            locations[at + 1],
-            locations[at + 2],
-            locations[at + 3],
-        )
-        if parent == NONE:  # not inlined: the common case
-            if function_index == NONE and file_index == NONE and line == NONE:
-                return ()  # the end marker after a function's last range
-            symbol, entry = functions.get(function_index) or function(function_index)
-            start = None if entry is None else offset - entry
-            return (SourceLocation(symbol, file_path(file_index), line or None, start, False),)
-        indexes = chain(index)
-        outer = indexes.pop()
-        file_index, line, function_index, _parent = cache.record(outer)
+    def outermost(index: int, offset: int) -> SourceLocation:
+        file_index, line, function_index, _parent = cache.record(index)
         symbol, entry = function(function_index)
         start = None if entry is None else offset - entry
-        last = SourceLocation(symbol, file_path(file_index), line or None, start, False)
-        return (*map(inlined_location, indexes), last)
+        return SourceLocation(symbol, file_path(file_index), line or None, start, False)
+
+    def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
+        index = bisect_right(ranges, key) - 1 + first
+        if index < first or key > NONE:
+            return ()
+        at = index << 2
+        if locations[at + 3] == NONE:  # not inlined into anything: the common case
+            function_index = locations[at + 2]
+            if function_index == NONE and locations[at] == NONE:
+                return ()  # the end marker after a function's last range
+            symbol, entry = functions.get(function_index) or function(function_index)
+            file_index = locations[at]
+            return (
+                new(
+                    SourceLocation,
+                    (
+                        symbol,
+                        paths[file_index] if file_index in paths else path(file_index),
+                        locations[at + 1] or None,
+                        None if entry is None else offset - entry,
+                        False,
+                    ),
+                ),
+            )
+        indexes = chain(index)
+        outer = outermost(indexes.pop(), offset)
+        return (*map(inlined_location, indexes), outer)
 
     return resolve
 
