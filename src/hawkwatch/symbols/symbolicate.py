@@ -46,36 +46,29 @@ class Symbolicator:
 
     def __init__(self, store: SymbolStore) -> None:
         self.store = store
-        # per image UUID: (offset << 1 | caller) -> answer; int keys, as distinct frames are many
-        self._memo: dict[str | None, dict[int, tuple[SourceLocation, ...]]] = {}
-        self._resolvers: dict[str, Resolver | None] = {}
+        # per image UUID: its answers by (offset << 1 | caller), and how to find new ones
+        self._images: dict[
+            str | None, tuple[dict[int, tuple[SourceLocation, ...]], Resolver | None]
+        ] = {}
 
     def locations(
         self, image: CrashImage, address: int, *, caller: bool, arch: str | None = None
     ) -> tuple[SourceLocation, ...]:
         """What the image's debug file says about ``address``; empty when it says nothing."""
-        uuid = image.uuid
         offset = address - image.load_address
         try:
-            memo = self._memo[uuid]
+            memo, resolve = self._images[image.uuid]
         except KeyError:
-            if uuid is None:
+            if image.uuid is None:
                 return ()
-            memo = self._memo[uuid] = {}
-        memo_key = offset << 1 | caller if offset >= 0 else -1
+            memo, resolve = self._images[image.uuid] = ({}, self._resolver(image.uuid))
+        memo_key = offset << 1 | caller
         found = memo.get(memo_key)
         if found is None:
-            found = ()
+            if resolve is None or offset < 0:
+                return ()
             key = previous_instruction(offset, image.arch or arch) if caller else offset
-            if offset >= 0 and key >= 0 and uuid is not None:
-                try:
-                    resolve = self._resolvers[uuid]
-                except KeyError:
-                    resolve = self._resolvers[uuid] = self._resolver(uuid)
-                if resolve is not None:
-                    found = resolve(key, offset)
-            if memo_key >= 0:
-                memo[memo_key] = found
+            found = memo[memo_key] = resolve(key, offset) if key >= 0 else ()
         return found
 
     def _resolver(self, uuid: str) -> Resolver | None:
