@@ -31,6 +31,7 @@ import mmap
 import os
 import struct
 import sys
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from hawkwatch.errors import FormatError, UnsupportedVersion
@@ -56,6 +57,54 @@ def _aligned(offset: int) -> int:
     return (offset + 7) & ~7
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """What the header says: identity, counts and where each section starts."""
+
+    version: int
+    arch: int
+    debug_id: str
+    files: int
+    functions: int
+    source_locations: int
+    ranges: int
+    files_at: int
+    functions_at: int
+    locations_at: int
+    ranges_at: int
+    strings_at: int
+    end: int
+
+
+def _layout(view: memoryview, source: str) -> _Layout:
+    if len(view) < _HEADER_SIZE:
+        raise FormatError(source, f"{len(view)} bytes: too short for a SymCache header")
+    magic, version, uuid, appendix, arch, *counts = _HEADER.unpack_from(view)
+    if magic != MAGIC:
+        if magic == MAGIC[::-1]:
+            raise FormatError(source, "big-endian SymCache: not readable here")
+        raise FormatError(source, f"not a SymCache (magic {magic!r})")
+    if version not in VERSIONS:
+        known = ", ".join(map(str, VERSIONS))
+        raise UnsupportedVersion(source, f"SymCache version {version} (this reader knows {known})")
+    files, functions, source_locations, ranges, string_bytes = counts
+    if ranges > source_locations:
+        raise FormatError(source, f"{ranges} ranges but {source_locations} source locations")
+    files_at = _HEADER_SIZE
+    functions_at = _aligned(files_at + 24 * files)
+    locations_at = _aligned(functions_at + 16 * functions)
+    ranges_at = _aligned(locations_at + 16 * source_locations)
+    strings_at = _aligned(ranges_at + 4 * ranges)
+    end = strings_at + string_bytes
+    if end > len(view):
+        raise FormatError(source, f"truncated: {len(view)} bytes, the header needs {end}")
+    debug_id = uuid.hex() + (f"{appendix:x}" if appendix else "")
+    return _Layout(
+        version, arch, debug_id, files, functions, source_locations, ranges,
+        files_at, functions_at, locations_at, ranges_at, strings_at, end,
+    )  # fmt: skip
+
+
 class SymCacheFile:
     """One SymCache (version 9) over a buffer: ``lookup`` answers like ``symbolic``'s.
 
@@ -68,41 +117,28 @@ class SymCacheFile:
         if sys.byteorder != "little":  # the u32 views below are native-endian
             raise UnsupportedVersion(source, "this reader needs a little-endian machine")
         view = memoryview(data).cast("B")
-        if len(view) < _HEADER_SIZE:
-            raise FormatError(source, f"{len(view)} bytes: too short for a SymCache header")
-        magic, version, uuid, appendix, arch, *counts = _HEADER.unpack_from(view)
-        if magic != MAGIC:
-            if magic == MAGIC[::-1]:
-                raise FormatError(source, "big-endian SymCache: not readable here")
-            raise FormatError(source, f"not a SymCache (magic {magic!r})")
-        if version not in VERSIONS:
-            raise UnsupportedVersion(source, f"SymCache version {version} (this reader knows 9)")
-        files, functions, source_locations, ranges, string_bytes = counts
-        if ranges > source_locations:
-            raise FormatError(source, f"{ranges} ranges but {source_locations} source locations")
-        files_at = _HEADER_SIZE
-        functions_at = _aligned(files_at + 24 * files)
-        locations_at = _aligned(functions_at + 16 * functions)
-        ranges_at = _aligned(locations_at + 16 * source_locations)
-        strings_at = _aligned(ranges_at + 4 * ranges)
-        end = strings_at + string_bytes
-        if end > len(view):
-            raise FormatError(source, f"truncated: {len(view)} bytes, the header needs {end}")
-
+        try:
+            layout = _layout(view, source)
+        except BaseException:
+            view.release()  # else a file ``open`` mapped could not be unmapped
+            raise
         self.source = source
-        self.version: int = version
-        self.arch: int = arch  # symbolic_common's Arch number
-        self.debug_id = uuid.hex() + (f"{appendix:x}" if appendix else "")
+        self.version = layout.version
+        self.arch = layout.arch  # symbolic_common's Arch number
+        self.debug_id = layout.debug_id
         self._data = data
         self._view = view
-        self._files_at, self._file_count = files_at, files
-        self._functions_at, self._function_count = functions_at, functions
+        self._files_at, self._file_count = layout.files_at, layout.files
+        self._functions_at, self._function_count = layout.functions_at, layout.functions
         # zero-copy u32 views (the sections are 8-aligned, so cast works on the file as is)
-        self.locations = view[locations_at:ranges_at].cast("I") if source_locations else None
-        self.location_count = source_locations
-        self.ranges = view[ranges_at : ranges_at + 4 * ranges].cast("I")
-        self.first_top_level = source_locations - ranges  # range 0's source location
-        self._strings = bytes(view[strings_at:end])  # small (names, paths): one copy, fast slicing
+        count = self.location_count = layout.source_locations
+        at = layout.locations_at
+        self.locations = view[at : at + 16 * count].cast("I") if count else None
+        at = layout.ranges_at
+        self.ranges = view[at : at + 4 * layout.ranges].cast("I")
+        self.first_top_level = count - layout.ranges  # range 0's source location
+        # names and paths: small, so one copy makes slicing them plain bytes work
+        self._strings = bytes(view[layout.strings_at : layout.end])
         self._string_cache: dict[int, str | None] = {}
         self._function_cache: dict[int, tuple[str, int]] = {}
         self._file_cache: dict[int, str | None] = {}
