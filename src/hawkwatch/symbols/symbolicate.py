@@ -136,6 +136,8 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
     inlined location (no offset of its own) is one shared object.
     """
     ranges, locations, first = cache.ranges, cache.locations, cache.first_top_level
+    buckets, shift, last_bucket = cache.buckets, cache.bucket_shift, cache.last_bucket
+    bucket_bounds, last_range = cache.bucket_bounds, len(ranges) - 1
     if locations is None:
         return lambda key, offset: ()
     bisect_right, file_path, chain, new = (
@@ -175,9 +177,18 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
         return SourceLocation(symbol, file_path(file_index), line or None, start, False)
 
     def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
-        index = bisect_right(ranges, key) - 1 + first
-        if index < first or key > NONE:
+        if key > NONE:
             return ()
+        bucket = key >> shift
+        if bucket > last_bucket:
+            index = last_range + first
+        else:
+            low, high = buckets[bucket], buckets[bucket + 1]
+            if low < 0 or high < 0:
+                low, high = bucket_bounds(bucket)
+            index = bisect_right(ranges, key, low, high) - 1 + first
+            if index < first:
+                return ()
         at = index << 2
         if locations[at + 3] == NONE:  # not inlined into anything: the common case
             function_index = locations[at + 2]

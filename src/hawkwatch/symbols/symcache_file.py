@@ -137,6 +137,13 @@ class SymCacheFile:
         at = layout.ranges_at
         self.ranges = view[at : at + 4 * layout.ranges].cast("I")
         self.first_top_level = count - layout.ranges  # range 0's source location
+        # Buckets of 2**shift addresses (about 16 ranges each), filled on first use with the
+        # range indexes that bound a bucket, so a lookup bisects 16 ranges, not all of them.
+        ranges = layout.ranges
+        span = self.ranges[ranges - 1] if ranges else 0
+        self.bucket_shift = max(4, (16 * span // max(ranges, 1)).bit_length() - 1)
+        self.last_bucket = span >> self.bucket_shift
+        self.buckets = [-1] * (self.last_bucket + 2)
         # names and paths: small, so one copy makes slicing them plain bytes work
         self._strings = bytes(view[layout.strings_at : layout.end])
         self._string_cache: dict[int, str | None] = {}
@@ -163,13 +170,30 @@ class SymCacheFile:
         """Index of the innermost source location covering ``address``; −1 when none does."""
         if not 0 <= address <= NONE:
             return -1
-        index: int = bisect.bisect_right(self.ranges, address) - 1
+        index = self.range_index(address)
         if index < 0:
             return -1
         index += self.first_top_level
         if self.record(index) == (NONE, NONE, NONE, NONE):
             return -1  # the end marker after a function's last range
         return index
+
+    def range_index(self, address: int) -> int:
+        """Index of the last range starting at or before ``address`` (−1 before the first)."""
+        bucket = address >> self.bucket_shift
+        if bucket > self.last_bucket:
+            return len(self.ranges) - 1
+        return bisect.bisect_right(self.ranges, address, *self.bucket_bounds(bucket)) - 1
+
+    def bucket_bounds(self, bucket: int) -> tuple[int, int]:
+        """The ranges ``bisect`` needs to search for an address in ``bucket`` (fills the table)."""
+        buckets, shift = self.buckets, self.bucket_shift
+        low, high = buckets[bucket], buckets[bucket + 1]
+        if low < 0:
+            low = buckets[bucket] = bisect.bisect_right(self.ranges, bucket << shift)
+        if high < 0:
+            high = buckets[bucket + 1] = bisect.bisect_right(self.ranges, (bucket + 1) << shift)
+        return low, high
 
     def record(self, index: int) -> tuple[int, int, int, int]:
         """Source location ``index``: (file index, line, function index, inlined-into index)."""
