@@ -130,8 +130,9 @@ class Symbolicator:
 def mapped_resolver(cache: SymCacheFile) -> Resolver:
     """Frames straight from a SymCache read in place; names, paths and inlined calls built once.
 
-    Per address: one ``bisect`` over the ranges, reads of one source location and one
-    ``SourceLocation`` for the outermost function (its ``symbol_offset`` is per address).
+    Per address: one ``bisect`` over the ranges of one bucket, reads of one source location
+    and one ``SourceLocation`` for the outermost function (its ``symbol_offset`` is per
+    address).
     Function names are demangled once per function, paths joined once per file, and every
     inlined location (no offset of its own) is one shared object.
     """
