@@ -13,7 +13,9 @@ Needs the ``symbols`` extra, PyPI ``ziglang`` and Debian's ``llvm`` (dsymutil, l
    made runtime addresses with a slide. Two contenders, alternating (warm-up, then ``--pairs``
    rounds, order swapped every round):
      hawkwatch   a fresh ``Symbolicator`` (opens the stored SymCache) resolving every address
-                 to its demangled SourceLocation chain (function, file, line, inlined)
+                 to its demangled SourceLocation chain (function, file, line, inlined); the
+                 SymCache is read by hawkwatch's own reader (``symbols/symcache_file.py``) when
+                 it knows the version, else through symbolic (the line "reader:" says which)
      llvm        one ``llvm-symbolizer --obj DWARF --adjust-vma SLIDE`` process fed every
                  address on stdin; timed to its exit ("process"), and again including turning
                  its text output into Python tuples ("+ parse"), which a tool using it must do
@@ -242,6 +244,11 @@ def main() -> None:
         print(
             f"one-time SymCache build (symbols add): median {statistics.median(builds):.3f} s "
             f"(min {min(builds):.3f}, max {max(builds):.3f}, 3 runs)"
+        )
+        reader = SymbolStore(root).symcache_file(image.uuid or "")
+        print(
+            "reader: "
+            + (f"hawkwatch's own (SymCache v{reader.version})" if reader else "symbolic (cffi)")
         )
         ours, theirs = measure("distinct addresses", root, image, dwarf, unique, args.pairs)
         same, total = agreement(ours, theirs)
