@@ -267,7 +267,7 @@ class SymCacheFile:
         if offset == NONE or offset >= len(strings):
             return None
         length, shift, at = 0, 0, offset
-        while True:  # ULEB128 length prefix
+        while True:  # ULEB128 length prefix (one byte for a name shorter than 128)
             if at >= len(strings) or shift > 35:
                 return None
             byte = strings[at]
