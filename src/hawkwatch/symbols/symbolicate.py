@@ -139,8 +139,12 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
     ranges, locations, first = cache.ranges, cache.locations, cache.first_top_level
     buckets, shift, last_bucket = cache.buckets, cache.bucket_shift, cache.last_bucket
     bucket_bounds, last_range = cache.bucket_bounds, len(ranges) - 1
-    if locations is None:
+    if locations is None or not len(ranges):
         return lambda key, offset: ()
+    # strided views of the top-level source locations, indexed by range: no offset arithmetic
+    at = 4 * first
+    file_indexes, lines = locations[at::4], locations[at + 1 :: 4]
+    function_indexes, parents = locations[at + 2 :: 4], locations[at + 3 :: 4]
     bisect_right, file_path, chain, new = (
         bisect.bisect_right,
         cache.file_path,
@@ -182,34 +186,34 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
             return ()
         bucket = key >> shift
         if bucket > last_bucket:
-            index = last_range + first
+            top = last_range
         else:
             low, high = buckets[bucket], buckets[bucket + 1]
             if low < 0 or high < 0:
                 low, high = bucket_bounds(bucket)
-            index = bisect_right(ranges, key, low, high) - 1 + first
-            if index < first:
+            top = bisect_right(ranges, key, low, high) - 1
+            if top < 0:
                 return ()
-        at = index << 2
-        if locations[at + 3] == NONE:  # not inlined into anything: the common case
-            function_index = locations[at + 2]
-            if function_index == NONE and locations[at] == NONE:
+        # ``top``: the range, and its own source location in the top-level views
+        if parents[top] == NONE:  # not inlined into anything: the common case
+            function_index = function_indexes[top]
+            if function_index == NONE and file_indexes[top] == NONE:
                 return ()  # the end marker after a function's last range
             symbol, entry = functions.get(function_index) or function(function_index)
-            file_index = locations[at]
+            file_index = file_indexes[top]
             return (
                 new(
                     SourceLocation,
                     (
                         symbol,
                         paths[file_index] if file_index in paths else path(file_index),
-                        locations[at + 1] or None,
+                        lines[top] or None,
                         None if entry is None else offset - entry,
                         False,
                     ),
                 ),
             )
-        indexes = chain(index)
+        indexes = chain(top + first)
         outer = outermost(indexes.pop(), offset)
         return (*map(inlined_location, indexes), outer)
 
