@@ -25,7 +25,7 @@ from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, SourceLoc
 from hawkwatch.symbols._symbolic import Location, location_lookup
 from hawkwatch.symbols.demangle import demangle_name
 from hawkwatch.symbols.store import SymbolStore
-from hawkwatch.symbols.symcache_file import NONE, SymCacheFile
+from hawkwatch.symbols.symcache_file import MAX_INLINE_DEPTH, NONE, SymCacheFile
 
 
 def previous_instruction(address: int, arch: str | None) -> int:
@@ -132,70 +132,94 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
 
     Per address: one ``bisect`` over the ranges of one bucket, reads of one source location
     and one ``SourceLocation`` for the outermost function (its ``symbol_offset`` is per
-    address).
-    Function names are demangled once per function, paths joined once per file, and every
-    inlined location (no offset of its own) is one shared object.
+    address). Function names are demangled once per function, paths joined once per file,
+    and every inlined location (no offset of its own) is one shared object.
     """
-    ranges, locations, first = cache.ranges, cache.locations, cache.first_top_level
-    buckets, shift, last_bucket = cache.buckets, cache.bucket_shift, cache.last_bucket
-    bucket_bounds, last_range = cache.bucket_bounds, len(ranges) - 1
-    if locations is None or not len(ranges):
+    if cache.locations is None or not len(cache.ranges):
         return lambda key, offset: ()
-    # strided views of the top-level source locations, indexed by range: no offset arithmetic
-    at = 4 * first
-    file_indexes, lines = locations[at::4], locations[at + 1 :: 4]
-    function_indexes, parents = locations[at + 2 :: 4], locations[at + 3 :: 4]
-    bisect_right, file_path, chain, new = (
-        bisect.bisect_right,
-        cache.file_path,
-        cache.chain,
-        tuple.__new__,
-    )
-    functions: dict[int, tuple[str, int | None]] = {}
-    paths: dict[int, str | None] = {}
-    inlined: dict[int, SourceLocation] = {}
+    return _MappedFrames(cache, cache.locations).resolver()
 
-    def function(index: int) -> tuple[str, int | None]:
-        found = functions.get(index)
+
+class _MappedFrames:
+    """The caches behind ``mapped_resolver``, and its slower paths (new names, inlined calls)."""
+
+    def __init__(self, cache: SymCacheFile, locations: memoryview) -> None:
+        self.cache = cache
+        self.count = cache.location_count
+        # strided views of every source location's four fields
+        self.files, self.lines = locations[::4], locations[1::4]
+        self.functions, self.parents = locations[2::4], locations[3::4]
+        self.function_cache: dict[int, tuple[str, int | None]] = {}
+        self.paths: dict[int, str | None] = {}
+        self.inlined: dict[int, SourceLocation] = {}
+
+    def function(self, index: int) -> tuple[str, int | None]:
+        found = self.function_cache.get(index)
         if found is None:
-            name, entry = cache.function(index)
-            found = functions[index] = (demangle_name(name), None if entry == NONE else entry)
+            name, entry = self.cache.function(index)
+            found = (demangle_name(name), None if entry == NONE else entry)
+            self.function_cache[index] = found
         return found
 
-    def path(index: int) -> str | None:
-        found = paths[index] = file_path(index)
+    def path(self, index: int) -> str | None:
+        found = self.paths[index] = self.cache.file_path(index)
         return found
 
-    def inlined_location(index: int) -> SourceLocation:
-        found = inlined.get(index)
-        if found is None:
-            file_index, line, function_index, _parent = cache.record(index)
-            symbol = function(function_index)[0]
-            found = SourceLocation(symbol, file_path(file_index), line or None, None, True)
-            inlined[index] = found
-        return found
+    def location(self, index: int, offset: int | None) -> SourceLocation:
+        """Source location ``index``: inlined (shared, no offset) or the outermost one."""
+        symbol, entry = self.function(self.functions[index])
+        file_index = self.files[index]
+        path = self.paths[file_index] if file_index in self.paths else self.path(file_index)
+        line = self.lines[index] or None
+        if offset is None:
+            return SourceLocation(symbol, path, line, None, True)
+        return SourceLocation(symbol, path, line, None if entry is None else offset - entry)
 
-    def outermost(index: int, offset: int) -> SourceLocation:
-        file_index, line, function_index, _parent = cache.record(index)
-        symbol, entry = function(function_index)
-        start = None if entry is None else offset - entry
-        return SourceLocation(symbol, file_path(file_index), line or None, start, False)
+    def inlined_chain(self, index: int, offset: int) -> tuple[SourceLocation, ...]:
+        """``index``, inlined, and the calls it sits in up to the outermost (cut at 256)."""
+        chain: list[SourceLocation] = []
+        parents, inlined, count = self.parents, self.inlined, self.count
+        parent = parents[index]
+        while parent < count and len(chain) < MAX_INLINE_DEPTH - 1:
+            found = inlined.get(index)
+            if found is None:
+                found = inlined[index] = self.location(index, None)
+            chain.append(found)
+            index = parent
+            parent = parents[index]
+        chain.append(self.location(index, offset))
+        return tuple(chain)
 
-    def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
-        if key > NONE:
-            return ()
-        bucket = key >> shift
-        if bucket > last_bucket:
-            top = last_range
-        else:
-            low, high = buckets[bucket], buckets[bucket + 1]
-            if low < 0 or high < 0:
-                low, high = bucket_bounds(bucket)
-            top = bisect_right(ranges, key, low, high) - 1
-            if top < 0:
+    def resolver(self) -> Resolver:
+        """The per-frame function: everything it touches bound to a local."""
+        cache = self.cache
+        ranges, first = cache.ranges, cache.first_top_level
+        buckets, shift, last_bucket = cache.buckets, cache.bucket_shift, cache.last_bucket
+        bucket_bounds, last_range = cache.bucket_bounds, len(ranges) - 1
+        # the top-level source locations (one per range), indexed by range
+        file_indexes, lines = self.files[first:], self.lines[first:]
+        function_indexes, parents = self.functions[first:], self.parents[first:]
+        functions, function, paths, path = (
+            self.function_cache, self.function, self.paths, self.path,
+        )  # fmt: skip
+        inlined_chain, bisect_right, new = self.inlined_chain, bisect.bisect_right, tuple.__new__
+
+        def resolve(key: int, offset: int) -> tuple[SourceLocation, ...]:
+            if key > NONE:
                 return ()
-        # ``top``: the range, and its own source location in the top-level views
-        if parents[top] == NONE:  # not inlined into anything: the common case
+            bucket = key >> shift
+            if bucket > last_bucket:
+                top = last_range
+            else:
+                low, high = buckets[bucket], buckets[bucket + 1]
+                if low < 0 or high < 0:
+                    low, high = bucket_bounds(bucket)
+                top = bisect_right(ranges, key, low, high) - 1
+                if top < 0:
+                    return ()
+            if parents[top] != NONE:
+                return inlined_chain(top + first, offset)
+            # not inlined into anything: the common case, built here without further calls
             function_index = function_indexes[top]
             if function_index == NONE and file_indexes[top] == NONE:
                 return ()  # the end marker after a function's last range
@@ -213,11 +237,8 @@ def mapped_resolver(cache: SymCacheFile) -> Resolver:
                     ),
                 ),
             )
-        indexes = chain(top + first)
-        outer = outermost(indexes.pop(), offset)
-        return (*map(inlined_location, indexes), outer)
 
-    return resolve
+        return resolve
 
 
 def _symbolic_resolver(lookup: Callable[[int], list[Location]]) -> Resolver:

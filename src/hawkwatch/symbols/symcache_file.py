@@ -50,7 +50,7 @@ _HEADER_SIZE = 80
 _FILE = struct.Struct("<3I12x")
 _FUNCTION = struct.Struct("<I4xI4x")  # name, entry pc
 _SOURCE_LOCATION = struct.Struct("<4I")
-_MAX_INLINE_DEPTH = 256  # a corrupt inlined-into chain could loop; real ones are a few deep
+MAX_INLINE_DEPTH = 256  # a corrupt inlined-into chain could loop; real ones are a few deep
 
 
 def _aligned(offset: int) -> int:
@@ -207,7 +207,7 @@ class SymCacheFile:
     def chain(self, index: int) -> list[int]:
         """``index`` and the source locations it was inlined into, innermost first."""
         out: list[int] = []
-        while 0 <= index < self.location_count and len(out) < _MAX_INLINE_DEPTH:
+        while 0 <= index < self.location_count and len(out) < MAX_INLINE_DEPTH:
             out.append(index)
             index = self.record(index)[3]
         return out
