@@ -144,6 +144,8 @@ class SymbolStore:
         self._write_atomic(info.debug_id + INDEX_SUFFIX, lambda out: out.write(text))
         self._caches.pop(info.debug_id, None)
         self._files.pop(info.debug_id, None)
+        if info.code_id:
+            self._files.pop(info.code_id, None)
 
     def _write_atomic(self, name: str, write: Any) -> None:
         handle, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-")
