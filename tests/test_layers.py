@@ -22,6 +22,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"model", "errors", "_version"},
     "formats": {"model", "errors", "store"},
     "analysis": {"model"},
+    "symbols": {"model", "errors"},
     "report": {"model"},
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},

@@ -26,6 +26,10 @@ COMMANDS: Final = (
     ("records", "hawkwatch.cli.records", "print a session's raw records"),
     ("check-config", "hawkwatch.cli.check_config", "show the effective options; strict checks"),
     ("debug", "hawkwatch.cli.debug", "tools for looking inside hawkwatch's files"),
+    ("crashes", "hawkwatch.cli.crashes", "group iOS crash reports in a folder by fingerprint"),
+    ("jetsam", "hawkwatch.cli.jetsam", "who a JetsamEvent killed, and the app's memory limit"),
+    ("symbols", "hawkwatch.cli.symbols", "add debug files (dSYM, Mach-O, ELF, zip) to the store"),
+    ("symbolicate", "hawkwatch.cli.symbolicate", "a crash report with function, file and line"),
 )
 
 

@@ -9,6 +9,7 @@ Fields a format does not carry stay at their defaults (None / empty).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 def normalize_debug_id(value: str) -> str:
@@ -16,11 +17,14 @@ def normalize_debug_id(value: str) -> str:
     return value.strip().strip("<>{}").replace("-", "").lower()
 
 
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
+class SourceLocation(NamedTuple):
     """What symbolication found for one address; several per frame when functions were inlined.
 
     Listed innermost (most deeply inlined) first; all but the last have ``inlined=True``.
+    A NamedTuple rather than a frozen dataclass: a symbolicator builds one per new frame, and
+    a frozen slotted dataclass's ``__init__`` (one ``object.__setattr__`` per field) cost more
+    than the lookup itself. Fields and attribute access are as before; unlike the dataclass it
+    also compares equal to a plain tuple of the same values.
     """
 
     symbol: str
@@ -99,7 +103,9 @@ class CrashReport:
     ``format`` names the reader (``apple-text``, ``ips``, ``kscrash``, ``hawkeye``);
     ``metadata`` keeps every header as written (``Process``, ``OS Version``, ...);
     ``last_exception_backtrace`` is the ObjC exception's stack when the report has one;
-    ``recrash`` is a crash that happened inside the crash handler (KSCrash).
+    ``recrash`` is a crash that happened inside the crash handler (KSCrash);
+    ``process_path`` is the main executable's path (``Path:``, ``procPath``), which tells the
+    app's own images from the system's.
     """
 
     format: str
@@ -119,6 +125,7 @@ class CrashReport:
     application_specific_info: str | None = None
     last_exception_backtrace: list[CrashFrame] = field(default_factory=list)
     recrash: CrashReport | None = None
+    process_path: str | None = None
 
     @property
     def crashed_thread(self) -> CrashThread | None:
