@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hawkwatch.model.report import StallSummary
+from hawkwatch.report.paths import short_frame
 
 
 def stall_section(stalls: StallSummary) -> Iterator[Group]:
@@ -26,7 +27,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
         groups.add_column("loop")
         groups.add_column("blocking frame")
         for group in stalls.groups:
-            where = Text(group.frame)
+            where = Text(short_frame(group.frame))
             if group.source_line:
                 where.append("\n    " + group.source_line, style="dim")
             groups.add_row(
@@ -51,7 +52,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
                 Text(row.loop or ""),
                 Text(row.thread or ""),
                 "" if not row.gc_ms else _ms(row.gc_ms),
-                Text(row.frame or "(no stack)"),
+                Text(short_frame(row.frame) if row.frame else "(no stack)"),
             )
         yield Group(Text("Longest stalls", style="bold"), longest)
     if stalls.hang_kills:
@@ -65,7 +66,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
                 Text(kill.previous_session),
                 "?" if kill.duration_ms is None else f"≥ {_ms(kill.duration_ms)}",
                 Text(kill.loop or ""),
-                Text(kill.frame or "(no stack)"),
+                Text(short_frame(kill.frame) if kill.frame else "(no stack)"),
             )
         yield Group(Text("Killed while stalled (earlier runs)", style="bold"), kills)
 

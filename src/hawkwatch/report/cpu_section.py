@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hawkwatch.model.report import CpuFrameRow, CpuSummary
+from hawkwatch.report.paths import short_frame
 
 
 def _table() -> Table:
@@ -29,7 +30,7 @@ def _titled(title: str, table: Table, note: str | None = None) -> Group:
 
 
 def _frames(frames: tuple[CpuFrameRow, ...]) -> Text:
-    return Text("\n".join(f"{f.self_percent:5.1f}% {f.frame}" for f in frames))
+    return Text("\n".join(f"{f.self_percent:5.1f}% {short_frame(f.frame)}" for f in frames))
 
 
 def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
@@ -64,7 +65,9 @@ def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
         table.add_column("frame", overflow="fold")
         for frame in p.top_frames:
             table.add_row(
-                f"{frame.self_percent:.1f}%", f"{frame.total_percent:.1f}%", Text(frame.frame)
+                f"{frame.self_percent:.1f}%",
+                f"{frame.total_percent:.1f}%",
+                Text(short_frame(frame.frame)),
             )
         title = (
             f"CPU profile ({p.samples:,} samples over {p.duration_s:,.1f} s, "
