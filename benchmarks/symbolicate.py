@@ -120,8 +120,7 @@ def run_hawkwatch(
 ) -> tuple[float, list[tuple[SourceLocation, ...]]]:
     started = time.perf_counter()
     symbolicator = Symbolicator(SymbolStore(root))
-    locations = symbolicator.locations
-    results = [locations(image, address, caller=False) for address in addresses]
+    results = symbolicator.locations_many(image, addresses)
     return time.perf_counter() - started, results
 
 

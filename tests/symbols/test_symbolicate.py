@@ -7,10 +7,17 @@ must resolve to the call line (previous instruction), not the line after it.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread
-from hawkwatch.symbols import SymbolStore, images_without_debug_files, symbolicate
+from hawkwatch.symbols import (
+    Symbolicator,
+    SymbolStore,
+    images_without_debug_files,
+    symbolicate,
+)
 from hawkwatch.symbols.symbolicate import previous_instruction
 from tests.symbols.debug_files import APP_LOAD, IMAGE_SIZE, LIB_LOAD, Built, symbolizer
 from tests.symbols.reports import DYLD_UUID, stack
@@ -139,3 +146,19 @@ def test_previous_instruction_per_architecture():
     assert previous_instruction(0x1002, "arm64e") == 0xFFC
     assert previous_instruction(0x1000, "x86_64") == 0xFFF
     assert previous_instruction(0x1000, None) == 0xFFF
+
+
+def test_bulk_lookups_equal_single_ones_and_restore_the_collector(built, store):
+    image = _report(built).images[1]
+    addresses = [address for name, _load, address in stack(built) if name == "libcrash.dylib"]
+    single = [Symbolicator(store).locations(image, a, caller=False) for a in addresses]
+
+    assert gc.isenabled()
+    assert Symbolicator(store).locations_many(image, addresses) == single
+    assert gc.isenabled()  # paused only while resolving
+    gc.disable()
+    try:
+        symbolicate(_report(built), store)
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()

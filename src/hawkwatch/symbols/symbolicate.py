@@ -18,7 +18,9 @@ outermost, the function that really owns the stack frame. Inline frames a report
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, SourceLocation
@@ -71,6 +73,19 @@ class Symbolicator:
             found = memo[memo_key] = resolve(key, offset) if key >= 0 else ()
         return found
 
+    def locations_many(
+        self,
+        image: CrashImage,
+        addresses: Sequence[int],
+        *,
+        caller: bool = False,
+        arch: str | None = None,
+    ) -> list[tuple[SourceLocation, ...]]:
+        """``locations`` for many addresses of one image, with the cyclic collector paused."""
+        locations = self.locations
+        with collector_paused():
+            return [locations(image, address, caller=caller, arch=arch) for address in addresses]
+
     def _resolver(self, uuid: str) -> Resolver | None:
         """hawkwatch's own SymCache reader when it knows the file's version, else symbolic's."""
         mapped = self.store.symcache_file(uuid)
@@ -118,13 +133,35 @@ class Symbolicator:
 
     def report(self, report: CrashReport) -> CrashReport:
         """A copy of ``report`` with its threads, exception backtrace and recrash symbolicated."""
+        with collector_paused():
+            return self._report(report)
+
+    def _report(self, report: CrashReport) -> CrashReport:
         threads = [
             replace(thread, frames=self.frames(report, thread.frames, first_is_pc=True))
             for thread in report.threads
         ]
         backtrace = self.frames(report, report.last_exception_backtrace, first_is_pc=False)
-        recrash = self.report(report.recrash) if report.recrash is not None else None
+        recrash = self._report(report.recrash) if report.recrash is not None else None
         return replace(report, threads=threads, last_exception_backtrace=backtrace, recrash=recrash)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector around a bulk symbolication.
+
+    Every resolved frame leaves long-lived objects and none of them form cycles, yet each young
+    collection walks them again: measured at 1.1–1.7 µs a frame, a third of the whole cost.
+    Symbolication is offline analysis (never the agent), so a pause of the process's collector
+    for its duration is safe; reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def mapped_resolver(cache: SymCacheFile) -> Resolver:
