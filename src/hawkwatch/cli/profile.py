@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hawkwatch.analysis.calltree import build_profile_tree, merge_roots
+from hawkwatch.cli._sessions import add_session_arguments, find_session
 from hawkwatch.errors import HawkwatchError
 from hawkwatch.formats.cpu_profile import read_profiles
 from hawkwatch.formats.hawkeye_cpu import read_highload
@@ -30,14 +31,7 @@ class NoProfileError(HawkwatchError):
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "session",
-        metavar="SESSION",
-        nargs="?",
-        help="a session folder (hawkwatch or MTHawkeye) or a session name under --root "
-        "(default: the newest session)",
-    )
-    parser.add_argument("--root", help="sessions folder (default: $HAWKWATCH_HOME/sessions)")
+    add_session_arguments(parser)
     parser.add_argument(
         "--episode",
         metavar="KEY",
@@ -63,9 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hawkwatch.cli.report import _find_session
-
-    session = _find_session(args.session, args.root)
+    session = find_session(args.session, args.root)
     records = session.records().records
     episodes = read_highload(session.path, records, is_hawkwatch=session.is_hawkwatch)
     profiles = read_profiles(session.path, records)

@@ -5,25 +5,17 @@ from __future__ import annotations
 import argparse
 import linecache
 import sys
-from pathlib import Path
 
 from hawkwatch.analysis.session_report import build_session_report
-from hawkwatch.errors import NotASessionError
+from hawkwatch.cli._sessions import add_session_arguments, find_session
 from hawkwatch.model import Record
 from hawkwatch.model.report import CpuSummary
 from hawkwatch.report import RENDERERS, get_renderer
-from hawkwatch.store import Session, latest_session, sessions_root
+from hawkwatch.store import Session
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "session",
-        metavar="SESSION",
-        nargs="?",
-        help="a session folder (hawkwatch or MTHawkeye) or a session name under --root "
-        "(default: the newest session)",
-    )
-    parser.add_argument("--root", help="sessions folder (default: $HAWKWATCH_HOME/sessions)")
+    add_session_arguments(parser)
     parser.add_argument(
         "--format",
         choices=sorted(RENDERERS),
@@ -36,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    session = _find_session(args.session, args.root)
+    session = find_session(args.session, args.root)
     read = session.records()
     cpu = _cpu_summary(session, read.records)
     report = build_session_report(
@@ -82,25 +74,3 @@ def _cpu_summary(session: Session, records: list[Record]) -> CpuSummary | None:
         start=session.start_time,
         skipped=len(episodes.skipped) + len(profiles.skipped),
     )
-
-
-def _find_session(given: str | None, root: str | None) -> Session:
-    """The session named on the command line: a folder, a name under the root, or the newest."""
-    base = sessions_root(root)
-    if given is None:
-        newest = latest_session(base)
-        if newest is None:
-            raise NotASessionError(
-                f"no sessions under {base}; run your app with "
-                "'hawkwatch run -- python app.py' first"
-            )
-        return newest
-    path = Path(given).expanduser()
-    if not path.is_dir() and len(path.parts) == 1 and (base / given).is_dir():
-        path = base / given
-    if not path.exists():
-        raise NotASessionError(
-            f"{given}: no such session folder, nor a session of that name under {base}; "
-            "'hawkwatch sessions' lists them"
-        )
-    return Session.open(path)

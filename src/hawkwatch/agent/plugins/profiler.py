@@ -15,9 +15,9 @@ with a record that names it. Memory grows with distinct stacks, not samples.
 Rate: the cost of a sample is the time it took (``perf_counter``: the sampler holds the GIL
 throughout — nothing in a sample releases it — so no Python thread runs meanwhile) plus
 ``HANDOFF_ALLOWANCE_S`` for taking the GIL from a running thread and giving it back (two thread
-wake-ups and cold caches that the sampler cannot time). ``benchmarks/profiler_overhead.py`` put
-the whole loss per sample at 0.13–0.32 ms on a 2-vCPU VM, so the allowance is 0.25 ms: the budget
-is an upper bound on what the program loses, not an average). Its moving average ``cost`` sets the next wait to
+wake-ups and cold caches that the sampler cannot time; ``benchmarks/profiler_overhead.py`` put
+the whole loss per sample at 0.13–0.32 ms on a 2-vCPU VM, so the allowance is 0.25 ms and the
+budget bounds what the program loses). Its moving average ``cost`` sets the next wait to
 ``cost / profiler.budget`` (0.01 = 1 % of one core), within ``1/max_rate_hz`` …
 ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead.
 
