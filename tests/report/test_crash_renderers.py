@@ -85,3 +85,11 @@ def test_json_frames_carry_symbol_file_line_and_inlined():
     assert frames[0]["address"] == "0x100001014" and frames[0]["image"] == "App"
     assert frames[2]["image_offset"] == 0x2000
     assert document["missing_debug_files"] == []
+
+
+def test_date_time_reads_as_apple_writes_it():
+    ips = render_crash_text(_read(FIXTURES / "ips" / "nullderef.ips"))
+    text = render_crash_text(_read(FIXTURES / "apple-text" / "bruno.txt"))
+
+    assert "Date/Time:           2026-07-23 01:29:01.9680 +0000\n" in ips  # from ISO-8601
+    assert "2019-01-09 12:44:22.075 +0000\n" in text  # a text report keeps its own header

@@ -11,6 +11,7 @@ Xcode prints them). A frame without a symbol shows ``load address + offset``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import PurePosixPath
 
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread, SourceLocation
@@ -52,6 +53,17 @@ _CODE_TYPES = {
 # 32-bit processes print addresses with 8 hex digits, 64-bit ones with 16
 _32_BIT = ("arm", "armv6", "armv7", "armv7s", "armv7k", "x86", "i386")
 _IMAGE_COLUMN = 30
+
+
+def _apple_time(iso: str) -> str:
+    """ISO-8601 as Apple writes ``Date/Time``: ``2026-07-23 01:29:01.9680 +0000``."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 100:04d}"
+    offset = moment.strftime("%z")
+    return f"{text} {offset}" if offset else text
 
 
 def render_crash_text(report: CrashReport, missing: Iterable[CrashImage] = ()) -> str:
@@ -121,7 +133,7 @@ def _header(report: CrashReport) -> Iterator[str]:
                 yield _field(key, value)
     yield ""
     if report.timestamp:
-        yield _field("Date/Time", report.timestamp)
+        yield _field("Date/Time", report.metadata.get("Date/Time") or _apple_time(report.timestamp))
     if report.os_version:
         yield _field("OS Version", report.os_version)
     yield _field("Report Version", report.metadata.get("Report Version", "104"))
