@@ -4,6 +4,7 @@ episode as collapsed stacks, speedscope JSON, pprof or an SVG flame graph."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -13,7 +14,13 @@ from hawkwatch.errors import HawkwatchError
 from hawkwatch.formats.cpu_profile import read_profiles
 from hawkwatch.formats.hawkeye_cpu import read_highload
 from hawkwatch.formats.profile_exports import EXPORTERS, get_exporter
-from hawkwatch.model.profile import PROFILE_MODES, CallTree, HighLoadEpisode, Profile
+from hawkwatch.model.profile import (
+    PROFILE_MODES,
+    CallTree,
+    HighLoadEpisode,
+    Profile,
+    walk_paths,
+)
 from hawkwatch.store import Session
 
 _VIEWERS = {
@@ -52,6 +59,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     parser.add_argument(
+        "--symbols",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="iOS sessions: also search this folder for debug files (repeatable); address "
+        "frames are symbolicated through the symbol store whenever the symbols extra is there",
+    )
+    parser.add_argument(
         "--list", action="store_true", help="list the session's episodes and profile windows"
     )
 
@@ -75,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
     tree, source = _choose(session, args, episodes.value, profiles.value)
+    tree = _symbolicated(session, tree, args.symbols)
     exporter = get_exporter(args.format)
     if args.output:
         path = Path(args.output)
@@ -103,6 +119,31 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _symbolicated(session: Session, tree: CallTree, folders: list[str]) -> CallTree:
+    """MTHawkeye's address frames resolved through the session's ``dyld-images`` and the symbol
+    store (plus ``--symbols`` folders); left as addresses, with a note, when that cannot be done."""
+    if not any(isinstance(frame, int) for path, _ in walk_paths(tree) for frame in path):
+        return tree
+    from hawkwatch.formats.hawkeye import read_dyld_images
+    from hawkwatch.formats.hawkeye_stacks import crash_images
+
+    dyld = read_dyld_images(session.path)
+    if dyld is None or not dyld.value.images:
+        print(f"hawkwatch: {session.path}: no dyld-images, frames stay addresses", file=sys.stderr)
+        return tree
+    try:
+        from hawkwatch.symbols import Symbolicator, SymbolStore, symbolic, symbolicate_roots
+
+        symbolic()
+    except HawkwatchError as exc:
+        print(f"hawkwatch: frames stay addresses: {exc}", file=sys.stderr)
+        return tree
+    arch = dyld.value.arch.split()[0] if dyld.value.arch else None
+    symbolicator = Symbolicator(SymbolStore(None, extra=folders))
+    roots = symbolicate_roots(tree.roots, crash_images(dyld.value), symbolicator, arch)
+    return dataclasses.replace(tree, roots=roots)
 
 
 def _choose(

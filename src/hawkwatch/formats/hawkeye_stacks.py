@@ -61,6 +61,20 @@ def read_session_stacks(folder: str | Path) -> Parsed[CrashReport]:
     return Parsed(report, skipped)
 
 
+def crash_images(images: ImageList) -> list[CrashImage]:
+    """``dyld-images`` entries as crash-model images (``__TEXT`` vmaddr = base − slide)."""
+    return [
+        CrashImage(
+            name=basename(image.name),
+            load_address=image.base_address,
+            uuid=image.debug_id or None,
+            path=image.name,
+            text_vmaddr=image.base_address - image.slide,
+        )
+        for image in images.images
+    ]
+
+
 def stacks_report(
     anr: list[tuple[str, str]],
     cpu: list[tuple[str, str]],
@@ -74,16 +88,7 @@ def stacks_report(
         report.os_version = images.os_version
         report.arch = images.arch.split()[0] if images.arch else None
         report.metadata["os_build"] = images.os_build or ""
-        report.images = [
-            CrashImage(
-                name=basename(image.name),
-                load_address=image.base_address,
-                uuid=image.debug_id or None,
-                path=image.name,
-                text_vmaddr=image.base_address - image.slide,
-            )
-            for image in images.images
-        ]
+        report.images = crash_images(images)
     locate = _Locator(report.images)
     for stall, value in _merge_anr(anr, skipped):
         start = value.get("startFrom")

@@ -7,6 +7,7 @@ on first use, and its absence is reported as ``SymbolsExtraMissing`` naming the 
 from __future__ import annotations
 
 from hawkwatch.symbols._symbolic import SymbolsExtraMissing, symbolic
+from hawkwatch.symbols.calltree import symbolicate_roots
 from hawkwatch.symbols.store import AddResult, DebugFile, SymbolStore, symbols_root
 from hawkwatch.symbols.symbolicate import (
     Symbolicator,
@@ -25,5 +26,6 @@ __all__ = [
     "previous_instruction",
     "symbolic",
     "symbolicate",
+    "symbolicate_roots",
     "symbols_root",
 ]
