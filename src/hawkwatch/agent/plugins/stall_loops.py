@@ -22,6 +22,7 @@ the last moment the loop was seen alive, so ``end - earliest`` is the longest it
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import threading
 import time
@@ -39,7 +40,7 @@ Poll = tuple[int, float, float, float]
 _perf = time.perf_counter
 
 
-class Target:
+class Target(abc.ABC):
     """One watched loop. ``thread_id`` is 0 until the loop has answered once."""
 
     kind: str = "loop"
@@ -66,8 +67,9 @@ class Target:
         with contextlib.suppress(AttributeError, OSError):
             self._cpu_clock = time.pthread_getcpuclockid(self.thread_id)
 
+    @abc.abstractmethod
     def poll(self, now: float, interval: float, sample_after: float) -> Poll:
-        raise NotImplementedError
+        """One watchdog check: whether the loop is fine, waiting, stalled or just recovered."""
 
     def asyncio_loop(self) -> Any:
         return None
