@@ -30,14 +30,24 @@ def frame_stack(frame: FrameType | None, max_depth: int = MAX_DEPTH) -> Stack:
         code = frame.f_code
         cached = info.get(code)
         if cached is None:
-            module = frame.f_globals.get("__name__")
-            cached = (code.co_qualname, code.co_filename, module if isinstance(module, str) else "")
             if len(info) > 50_000:  # code objects of exec'd strings must not grow this forever
                 info.clear()
-            info[code] = cached
+            cached = info[code] = _code_info_of(frame)
         frames.append(PyFrame(cached[0], cached[1], frame.f_lineno or 0, cached[2]))
         frame = frame.f_back
     return tuple(frames)
+
+
+def py_frame(frame: FrameType) -> PyFrame:
+    """One interpreter frame (a thread's, or a suspended coroutine's) as a ``PyFrame``."""
+    func, file, module = _code_info_of(frame)
+    return PyFrame(func, file, frame.f_lineno or 0, module)
+
+
+def _code_info_of(frame: FrameType) -> tuple[str, str, str]:
+    code = frame.f_code
+    module = frame.f_globals.get("__name__")
+    return (code.co_qualname, code.co_filename, module if isinstance(module, str) else "")
 
 
 def thread_stack(thread_id: int, max_depth: int = MAX_DEPTH) -> Stack:

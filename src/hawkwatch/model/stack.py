@@ -86,17 +86,25 @@ class StackTable:
         """Id of ``stack`` (innermost first); -1 for the empty stack."""
         parent = -1
         for frame in reversed(stack):
-            frame_id = self._frame_ids.get(frame)
-            if frame_id is None:
-                frame_id = self._frame_ids[frame] = len(self.frames)
-                self.frames.append(frame)
-            key = (frame_id, parent)
-            node = self._node_ids.get(key)
-            if node is None:
-                node = self._node_ids[key] = len(self.nodes)
-                self.nodes.append(key)
-            parent = node
+            parent = self.child(self.frame_id(frame), parent)
         return parent
+
+    def frame_id(self, frame: PyFrame) -> int:
+        """Index of ``frame`` in ``frames``, added on first sight."""
+        found = self._frame_ids.get(frame)
+        if found is None:
+            found = self._frame_ids[frame] = len(self.frames)
+            self.frames.append(frame)
+        return found
+
+    def child(self, frame_id: int, parent: int) -> int:
+        """Id of the stack ``parent`` (-1: none) with frame ``frame_id`` called from it."""
+        key = (frame_id, parent)
+        node = self._node_ids.get(key)
+        if node is None:
+            node = self._node_ids[key] = len(self.nodes)
+            self.nodes.append(key)
+        return node
 
     def stack(self, stack_id: int) -> Stack:
         """The stack an id stands for, innermost first."""

@@ -206,6 +206,6 @@ def test_the_windows_fast_interning_matches_stacktable_add_of_frame_stack(depth:
         stop.set()
         worker.join()
     assert again == fast_id
-    fast = window.table().stack(fast_id)
+    fast = window.table.stack(fast_id)
     assert [(f.func, f.file, f.line) for f in fast] == [(f.func, f.file, f.line) for f in reference]
     assert window.max_depth_hit == (2 if depth >= 128 else 0)

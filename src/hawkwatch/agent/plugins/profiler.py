@@ -41,11 +41,12 @@ from types import CodeType, FrameType
 from typing import ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
+from hawkwatch.agent.stacks import py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
-from hawkwatch.model.stack import PyFrame, StackTable, stack_to_json
+from hawkwatch.model.stack import PyFrame, StackTable
 
 THREAD_NAME: Final = "hawkwatch-profiler"
 HANDOFF_ALLOWANCE_S: Final = 250e-6
@@ -62,32 +63,22 @@ thread that ran the whole interval miss a sample."""
 class Window:
     """Samples aggregated since the window started (touched by the sampler thread only).
 
-    Stacks are interned here rather than with ``StackTable.add(frame_stack(frame))``: frames are
-    looked up by ``(id(code), line)`` (a code object's own hash is recomputed on every call) and
-    a ``PyFrame`` is built only the first time a frame is seen. The code objects are kept alive
-    with their entries, so an id cannot be reused within a window. ``table()`` gives the
-    equivalent ``StackTable`` (tests check the two paths give the same stacks).
+    Stacks go into the window's ``StackTable`` frame by frame rather than through
+    ``StackTable.add(frame_stack(frame))``: frames are looked up by ``(id(code), line)`` (a code
+    object's own hash is recomputed on every call) and a ``PyFrame`` is built only the first
+    time a frame is seen. The code objects are kept alive with their entries, so an id cannot be
+    reused within a window.
     """
 
     def __init__(self, start_unix: float, start_mono: float) -> None:
         self.start_unix = start_unix
         self.start_mono = start_mono
-        self.frames: list[PyFrame] = []
-        self.nodes: list[tuple[int, int]] = []
+        self.table = StackTable()
         self.counts: dict[int, list[int]] = {}
         self.samples = 0
         self.cost_s = 0.0
         self.max_depth_hit = 0
         self._code_lines: dict[tuple[int, int], tuple[int, CodeType]] = {}
-        self._frame_ids: dict[PyFrame, int] = {}
-        self._node_ids: dict[tuple[int, int], int] = {}
-
-    def _frame_id(self, frame: PyFrame) -> int:
-        found = self._frame_ids.get(frame)
-        if found is None:
-            found = self._frame_ids[frame] = len(self.frames)
-            self.frames.append(frame)
-        return found
 
     def add_stack(self, frame: FrameType | None, head: PyFrame, depth: int) -> int:
         """Intern the stack ending at ``frame`` (its ``depth`` innermost frames) under the
@@ -98,37 +89,17 @@ class Window:
             frame = frame.f_back
         if len(walked) >= depth:
             self.max_depth_hit += 1
-        node_ids, code_lines, nodes = self._node_ids, self._code_lines, self.nodes
-        key = (self._frame_id(head), -1)
-        parent = node_ids.get(key)
-        if parent is None:
-            parent = node_ids[key] = len(nodes)
-            nodes.append(key)
+        table, code_lines = self.table, self._code_lines
+        parent = table.child(table.frame_id(head), -1)
         for item in reversed(walked):
             code = item.f_code
             line = item.f_lineno or 0
             entry = code_lines.get((id(code), line))
             if entry is None:
-                module = item.f_globals.get("__name__")
-                py_frame = PyFrame(
-                    code.co_qualname,
-                    code.co_filename,
-                    line,
-                    module if isinstance(module, str) else "",
-                )
-                entry = code_lines[(id(code), line)] = (self._frame_id(py_frame), code)
-            key = (entry[0], parent)
-            node = node_ids.get(key)
-            if node is None:
-                node = node_ids[key] = len(nodes)
-                nodes.append(key)
-            parent = node
+                entry = (table.frame_id(py_frame(item)), code)
+                code_lines[(id(code), line)] = entry
+            parent = table.child(entry[0], parent)
         return parent
-
-    def table(self) -> StackTable:
-        return StackTable.from_json(
-            {"frames": stack_to_json(self.frames), "nodes": [list(n) for n in self.nodes]}
-        )
 
     def profile(self, end_mono: float, budget: float) -> Profile:
         duration = max(end_mono - self.start_mono, 1e-9)
@@ -137,7 +108,7 @@ class Window:
             duration_s=duration,
             samples=self.samples,
             rate_hz=self.samples / duration,
-            table=self.table(),
+            table=self.table,
             counts={sid: (pair[0], pair[1]) for sid, pair in self.counts.items()},
             budget=budget,
             cost_s=self.cost_s,

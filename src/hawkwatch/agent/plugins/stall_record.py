@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from hawkwatch.agent.stacks import py_frame
 from hawkwatch.analysis.stall import Sample, fingerprint, point_stack, title_index
 from hawkwatch.model.stack import PyFrame, Stack, stack_to_json
 
@@ -225,16 +226,7 @@ def task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
     while link is not None and len(frames) < max_frames:
         frame = getattr(link, "cr_frame", None) or getattr(link, "gi_frame", None)
         if frame is not None:
-            code = frame.f_code
-            module = frame.f_globals.get("__name__")
-            frames.append(
-                PyFrame(
-                    code.co_qualname,
-                    code.co_filename,
-                    frame.f_lineno or 0,
-                    module if isinstance(module, str) else "",
-                )
-            )
+            frames.append(py_frame(frame))
         link = getattr(link, "cr_await", None) or getattr(link, "gi_yieldfrom", None)
     frames.reverse()
     return {
