@@ -17,12 +17,13 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "hawkwatch"
 ALLOWED: dict[str, set[str]] = {
     "_version": set(),
     "errors": set(),
+    "home": set(),
     "model": set(),
     "config": {"errors"},
-    "store": {"model", "errors", "_version"},
+    "store": {"model", "errors", "_version", "home"},
     "formats": {"model", "errors", "store"},
     "analysis": {"model"},
-    "symbols": {"model", "errors"},
+    "symbols": {"model", "errors", "home"},
     "report": {"model"},
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},
@@ -31,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     "__init__": {"agent", "errors", "_version"},
 }
-AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version", "runenv")
+AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version", "runenv", "home")
 
 
 def _layer(path: Path) -> str:

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from hawkwatch._version import __version__
 from hawkwatch.errors import NotASessionError, StoreError
+from hawkwatch.home import hawkwatch_home
 from hawkwatch.store._process import is_same_process_alive, process_start_time
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
 
@@ -46,9 +47,7 @@ def sessions_root(root: str | os.PathLike[str] | None = None) -> Path:
     """The folder holding session folders: ``root``, else ``$HAWKWATCH_HOME/sessions``."""
     if root is not None:
         return Path(root).expanduser()
-    home = os.environ.get("HAWKWATCH_HOME")
-    base = Path(home).expanduser() if home else Path.home() / ".hawkwatch"
-    return base / "sessions"
+    return hawkwatch_home() / "sessions"
 
 
 def format_session_name(unix_time: float) -> str:

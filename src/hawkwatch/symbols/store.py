@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hawkwatch.errors import FormatError
+from hawkwatch.home import hawkwatch_home
 from hawkwatch.model.crash import normalize_debug_id
 from hawkwatch.symbols._symbolic import symbolic
 from hawkwatch.symbols.objects import ZIP_MAGIC, Data, looks_like_object, read_headers
@@ -38,9 +39,7 @@ def symbols_root(root: str | os.PathLike[str] | None = None) -> Path:
     """The store folder: ``root``, else ``$HAWKWATCH_HOME/symbols`` (``~/.hawkwatch/symbols``)."""
     if root is not None:
         return Path(root).expanduser()
-    home = os.environ.get("HAWKWATCH_HOME")
-    base = Path(home).expanduser() if home else Path.home() / ".hawkwatch"
-    return base / "symbols"
+    return hawkwatch_home() / "symbols"
 
 
 @dataclass(frozen=True, slots=True)
