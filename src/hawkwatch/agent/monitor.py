@@ -1,7 +1,7 @@
 """What a monitor is, and what it is given: the small contract every plugin implements.
 
 A monitor never owns a thread: periodic work goes to ``ctx.every``; records go through
-``ctx.store`` (on the scheduler thread) or ``ctx.store_nowait`` (from any other context: user
+``ctx.write`` (on the scheduler thread) or ``ctx.write_nowait`` (from any other context: user
 threads, ``gc`` callbacks, signal handlers). The runtime catches whatever a monitor raises.
 """
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from hawkwatch.config import Config
+from hawkwatch.model.records import TypedRecord
 from hawkwatch.store import RecordStore, Session
 
 
@@ -74,6 +75,14 @@ class AgentContext:
     def store_nowait(self, collection: str, key: str, value: str) -> None:
         """Write a record without ever blocking (any thread, callbacks, signal handlers)."""
         self.records.store_nowait(collection, key, value)
+
+    def write(self, record: TypedRecord) -> None:
+        """Write a typed record now (use on the scheduler thread)."""
+        self.records.store(record.collection, record.record_key(), record.encode_value())
+
+    def write_nowait(self, record: TypedRecord) -> None:
+        """Write a typed record without ever blocking (any thread, callbacks, signal handlers)."""
+        self.records.store_nowait(record.collection, record.record_key(), record.encode_value())
 
     def on(self, event: str, callback: Callable[[], None]) -> None:
         """Be called on a runtime event: ``main-started``, ``ready``."""

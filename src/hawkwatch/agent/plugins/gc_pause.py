@@ -15,8 +15,8 @@ import threading
 import time
 from typing import Any, ClassVar
 
-from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
-from hawkwatch.model import collections as c
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure
+from hawkwatch.model.records import GcPause
 
 
 class GcPauseMonitor:
@@ -43,14 +43,15 @@ class GcPauseMonitor:
             return
         try:
             started = time.time() - elapsed / 1e9
-            value = {
-                "generation": info.get("generation"),
-                "duration_ms": round(elapsed / 1e6, 3),
-                "collected": info.get("collected"),
-                "uncollectable": info.get("uncollectable"),
-                "thread": threading.current_thread().name,
-            }
-            self._ctx.store_nowait(c.GC_PAUSE, time_key(started), to_json(value))
+            pause = GcPause(
+                start=started,
+                generation=info["generation"],
+                duration_ms=round(elapsed / 1e6, 3),
+                collected=info.get("collected"),
+                uncollectable=info.get("uncollectable"),
+                thread=threading.current_thread().name,
+            )
+            self._ctx.write_nowait(pause)
         except Exception as exc:  # inside the collector nothing may escape; report it later
             self._failure.capture(exc)
             self._ctx = None
