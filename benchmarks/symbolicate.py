@@ -250,10 +250,8 @@ def main() -> None:
             f"(min {min(builds):.3f}, max {max(builds):.3f}, 3 runs)"
         )
         reader = SymbolStore(root).symcache_file(image.uuid or "")
-        print(
-            "reader: "
-            + (f"hawkwatch's own (SymCache v{reader.version})" if reader else "symbolic (cffi)")
-        )
+        public = "symbolic's public SymCache.lookup"
+        print("reader: " + (f"hawkwatch's own (SymCache v{reader.version})" if reader else public))
         ours, theirs = measure("distinct addresses", root, image, dwarf, unique, args.pairs)
         same, total = agreement(ours, theirs)
         measure(

@@ -202,12 +202,22 @@ document.getElementById("flame").addEventListener("load", function () {
 """
 
 
-def test_every_registered_exporter_renders_an_empty_tree() -> None:
+def test_every_registered_exporter_renders_an_empty_tree_as_an_empty_profile() -> None:
+    rendered = {}
     for name in EXPORTERS:
         module = get_exporter(name)
         out = io.BytesIO() if module.output_is_binary else io.StringIO()
         module.render(CallTree(()), out)
-        assert out.getvalue() is not None
+        rendered[name] = out.getvalue()
+    assert set(rendered) == {"collapsed", "speedscope", "pprof", "svg"}
+    assert rendered["collapsed"] == ""
+    document = json.loads(rendered["speedscope"])
+    assert document["shared"]["frames"] == []
+    assert [(p["samples"], p["weights"]) for p in document["profiles"]] == [([], [])]
+    message = profile_message_class().FromString(gzip.decompress(rendered["pprof"]))
+    assert (len(message.sample), len(message.location)) == (0, 0)
+    assert 'data-total="0"' in rendered["svg"]
+    assert rendered["svg"].count('<g class="frame"') == 0
 
 
 # -- properties over arbitrary trees ---------------------------------------------------------
