@@ -138,6 +138,18 @@ class ProfilerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class NetworkConfig:
+    """HTTP requests through http.client/urllib/urllib3/requests, httpx and aiohttp: phases,
+    sizes, errors (``network-transaction``). URLs are recorded without query values, userinfo
+    or fragments; name parameters whose values are safe and useful in ``keep_query_params``."""
+
+    enabled: bool = _option(True, "record every HTTP request in network-transaction")
+    keep_query_params: str = _option(
+        "", "comma-separated query parameter names whose values are kept (others: [redacted])"
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
@@ -152,6 +164,7 @@ class Config:
     stall: StallConfig = field(default_factory=StallConfig)
     cpu: CpuConfig = field(default_factory=CpuConfig)
     profiler: ProfilerConfig = field(default_factory=ProfilerConfig)
+    network: NetworkConfig = field(default_factory=NetworkConfig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,10 @@ CPU_HIGHLOAD: Final = "cpu-highload"
 CPU_HIGHLOAD_STACKFRAME: Final = "cpu-highload-stackframe"
 #: Side file (not a collection) for stack-frame trees of 15 KB or more (hawkeye.md §5.3).
 CPU_HIGHLOAD_STACKFRAME_EXT: Final = "cpu-highload-stackframe-ext"
+#: MTHawkeye's network side files (hawkeye.md §5.2): an AppenderFile of JSON lines, and the
+#: plain file of transactions of 16 KiB or more, each followed by ``hawkeyeNetwork``.
+NETWORK_TRANSACTIONS_FILE: Final = "network-transactions"
+HUGE_NETWORK_RECORDS_FILE: Final = "hugeNetworkRecords"
 
 # hawkwatch's own additions.
 MEMORY_RESIDENT: Final = "mem"
@@ -35,6 +39,7 @@ EXIT_STATE: Final = "exit-state"
 HAWKWATCH_ERROR: Final = "hawkwatch-error"
 HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
+NETWORK_TRANSACTION: Final = "network-transaction"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
 CPU_PROFILE_DIR: Final = "cpu-profile"
 
@@ -58,4 +63,5 @@ AGENT_COLLECTIONS: Final = (
     CPU_HIGHLOAD,
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,
+    NETWORK_TRANSACTION,
 )

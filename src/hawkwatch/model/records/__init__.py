@@ -29,6 +29,7 @@ from hawkwatch.model.records._codec import (
     parse_number,
     time_key,
 )
+from hawkwatch.model.records.network import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
     AvailableMemory,
@@ -43,7 +44,7 @@ from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, NetworkTransaction)
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -100,6 +101,7 @@ __all__ = [
     "MAX_MAGNITUDE",
     "RECORD_TYPES",
     "AvailableMemory",
+    "CallSite",
     "Count",
     "CpuUsage",
     "DecodedRecords",
@@ -109,7 +111,9 @@ __all__ = [
     "GcPause",
     "GlFrameRate",
     "JsonRecord",
+    "NetworkTransaction",
     "NonNegative",
+    "Phases",
     "RecordError",
     "Rejected",
     "ResidentMemory",

@@ -1,0 +1,317 @@
+"""Requests made through ``http.client``: urllib, urllib3 and requests (which sit on it).
+
+None of these has hooks, so the socket layer is timed directly: ``socket.getaddrinfo`` (DNS),
+``socket.socket.connect`` (TCP) and ``ssl.SSLContext.wrap_socket`` (TLS) stamp the connection
+being opened by the current thread, if any — a thread-local read, nothing more, for every other
+caller. ``HTTPConnection.connect`` (http.client's and urllib3's classes) says which connection is
+being opened; ``putrequest`` starts a request, ``getresponse`` ends its send and marks the first
+byte, and the response's reads and ``close`` mark the end of the body. A connection opened
+before its first request (urllib3 opens HTTPS connections first) lends its phases to that
+request; later requests on it are ``reused``. A connection that fails before any request was
+written is recorded without method and path, with the phase it failed in. Pool queueing is not
+observable here (null).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import ssl
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+
+Finish = Callable[[Timeline], None]
+OnError = Callable[[Exception], None]
+_local = threading.local()
+_clock = time.perf_counter_ns
+_TX = "_hawkwatch_tx"  # attribute on connections and responses: the request in flight
+_OPENED = "_hawkwatch_opened"  # attribute on connections: phases of an unclaimed connect
+_READERS = ("read", "readinto", "read1", "readline", "peek")
+
+
+def _connecting() -> Timeline | None:
+    return getattr(_local, "connecting", None)
+
+
+class StdlibInstrumentation:
+    """Installs and removes the wrappers; ``finish`` receives every ended request."""
+
+    def __init__(
+        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+    ) -> None:
+        self._finish = finish
+        self._get_loop = get_loop
+        self._on_error = on_error
+        self._saved: list[tuple[Any, str, Any, Any]] = []
+
+    # -- installation --------------------------------------------------------------------------
+
+    def install(self) -> None:
+        self._patch(socket, "getaddrinfo", self._wrap_getaddrinfo)
+        self._patch(socket.socket, "connect", self._wrap_socket_connect)
+        self._patch(ssl.SSLContext, "wrap_socket", self._wrap_tls)
+        self.instrument_connection_class(http.client.HTTPConnection, "http.client")
+        self.instrument_connection_class(http.client.HTTPSConnection, "http.client")
+        self._patch(http.client.HTTPConnection, "putrequest", self._wrap_putrequest)
+        self._patch(http.client.HTTPConnection, "send", self._wrap_send)
+        self._patch(http.client.HTTPConnection, "getresponse", self._wrap_getresponse)
+        for name in _READERS:
+            self._patch(http.client.HTTPResponse, name, self._wrap_read)
+        self._patch(http.client.HTTPResponse, "close", self._wrap_close)
+
+    def instrument_connection_class(self, cls: type, library: str) -> None:
+        """Time ``cls.connect`` when the class defines its own (urllib3's do)."""
+        if "connect" in vars(cls):
+            self._patch(cls, "connect", lambda original: self._wrap_connect(original, library))
+
+    def uninstall(self) -> None:
+        """Put the originals back where our wrapper is still the outermost."""
+        for owner, name, original, wrapper in reversed(self._saved):
+            if owner.__dict__.get(name) is wrapper:
+                setattr(owner, name, original)
+        self._saved.clear()
+
+    def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+        original = getattr(owner, name)
+        wrapper = make(original)
+        wrapper.__wrapped__ = original
+        for attribute in ("__name__", "__qualname__", "__doc__"):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(wrapper, attribute, getattr(original, attribute))
+        setattr(owner, name, wrapper)
+        self._saved.append((owner, name, original, wrapper))
+
+    # -- the socket layer: stamps on the connection being opened -----------------------------
+
+    @staticmethod
+    def _wrap_getaddrinfo(original: Any) -> Any:
+        def getaddrinfo(*args: Any, **kwargs: Any) -> Any:
+            opening = _connecting()
+            if opening is None:
+                return original(*args, **kwargs)
+            if opening.dns_start is None:
+                opening.dns_start = _clock()
+            result = original(*args, **kwargs)
+            opening.dns_end = _clock()
+            return result
+
+        return getaddrinfo
+
+    @staticmethod
+    def _wrap_socket_connect(original: Any) -> Any:
+        def connect(sock: socket.socket, address: Any) -> None:
+            opening = _connecting()
+            if opening is None:
+                return original(sock, address)  # type: ignore[no-any-return]
+            if opening.connect_start is None:
+                opening.connect_start = _clock()
+            original(sock, address)
+            opening.connect_end = _clock()
+            return None
+
+        return connect
+
+    @staticmethod
+    def _wrap_tls(original: Any) -> Any:
+        def wrap_socket(context: ssl.SSLContext, sock: Any, *args: Any, **kwargs: Any) -> Any:
+            opening = _connecting()
+            if opening is None:
+                return original(context, sock, *args, **kwargs)
+            opening.tls_start = _clock()
+            wrapped = original(context, sock, *args, **kwargs)
+            opening.tls_end = _clock()
+            return wrapped
+
+        return wrap_socket
+
+    # -- connections and requests --------------------------------------------------------------
+
+    def _wrap_connect(self, original: Any, library: str) -> Any:
+        finish = self._finish
+
+        def connect(conn: Any) -> Any:
+            if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
+                return original(conn)
+            in_flight = conn.__dict__.get(_TX)
+            opening = in_flight or Timeline(library, "", _origin(conn))
+            _local.connecting = opening
+            try:
+                result = original(conn)
+            except BaseException as exc:
+                _local.connecting = None
+                _failed(opening, exc, finish)
+                conn.__dict__.pop(_TX, None)
+                raise
+            _local.connecting = None
+            if in_flight is None:
+                conn.__dict__[_OPENED] = opening
+            else:
+                in_flight.reused = False
+            return result
+
+        return connect
+
+    def _wrap_putrequest(self, original: Any) -> Any:
+        finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+
+        def putrequest(conn: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                _begin(conn, method, url, finish, get_loop)
+            except Exception as exc:  # never into the app's request
+                on_error(exc)
+            return original(conn, method, url, *args, **kwargs)
+
+        return putrequest
+
+    def _wrap_send(self, original: Any) -> Any:
+        finish = self._finish
+
+        def send(conn: Any, data: Any) -> Any:
+            timeline = conn.__dict__.get(_TX)
+            if timeline is None:
+                return original(conn, data)
+            # a file or an iterable has no len(): http.client sends it in blocks, counted then
+            with contextlib.suppress(TypeError):
+                timeline.request_bytes += len(data)
+            try:
+                return original(conn, data)
+            except BaseException as exc:
+                conn.__dict__.pop(_TX, None)
+                _failed(timeline, exc, finish)
+                raise
+
+        return send
+
+    def _wrap_getresponse(self, original: Any) -> Any:
+        finish = self._finish
+
+        def getresponse(conn: Any) -> Any:
+            timeline = conn.__dict__.pop(_TX, None)
+            if timeline is None:
+                return original(conn)
+            timeline.request_end = _clock()
+            try:
+                response = original(conn)
+            except BaseException as exc:
+                _failed(timeline, exc, finish)
+                raise
+            timeline.response_start = _clock()
+            _describe_response(timeline, response)
+            if response.fp is None:  # no body (HEAD, 204, 304, length 0): already closed
+                _ended(timeline, finish)
+            else:
+                response.__dict__[_TX] = timeline
+            return response
+
+        return getresponse
+
+    def _wrap_read(self, original: Any) -> Any:
+        finish = self._finish
+
+        def read(response: Any, *args: Any, **kwargs: Any) -> Any:
+            timeline = response.__dict__.get(_TX)
+            if timeline is None:
+                return original(response, *args, **kwargs)
+            try:
+                result = original(response, *args, **kwargs)
+            except BaseException as exc:
+                response.__dict__.pop(_TX, None)
+                _failed(timeline, exc, finish)
+                raise
+            size = result if isinstance(result, int) else len(result)
+            timeline.response_bytes = (timeline.response_bytes or 0) + size
+            if response.fp is None:
+                response.__dict__.pop(_TX, None)
+                _ended(timeline, finish)
+            return result
+
+        return read
+
+    def _wrap_close(self, original: Any) -> Any:
+        finish = self._finish
+
+        def close(response: Any) -> Any:
+            timeline = response.__dict__.pop(_TX, None)
+            if timeline is not None:
+                _ended(timeline, finish)
+            return original(response)
+
+        return close
+
+
+def _origin(conn: Any) -> str:
+    scheme = "https" if isinstance(conn, http.client.HTTPSConnection) or getattr(
+        conn, "scheme", ""
+    ) == "https" else "http"
+    host = conn.host if ":" not in conn.host else f"[{conn.host}]"
+    return f"{scheme}://{host}:{conn.port}"
+
+
+def _begin(
+    conn: Any, method: str, url: str, finish: Finish, get_loop: Callable[[], object | None]
+) -> None:
+    """A request starts on ``conn``: take over the phases of the connect that preceded it."""
+    unfinished = conn.__dict__.pop(_TX, None)
+    if unfinished is not None:  # an earlier request never read its response
+        _ended(unfinished, finish)
+    full_url = url if "://" in url else _origin(conn) + (url if url.startswith("/") else "/" + url)
+    opened = conn.__dict__.pop(_OPENED, None)
+    now = _clock()
+    timeline = Timeline(_library(sys._getframe(2)), method, full_url, fetch_start=now)
+    timeline.request_start = now
+    if opened is not None:
+        timeline.fetch_start = opened.fetch_start
+        timeline.start_wall = opened.start_wall
+        timeline.dns_start, timeline.dns_end = opened.dns_start, opened.dns_end
+        timeline.connect_start, timeline.connect_end = opened.connect_start, opened.connect_end
+        timeline.tls_start, timeline.tls_end = opened.tls_start, opened.tls_end
+        timeline.reused = False
+    else:
+        timeline.reused = conn.sock is not None or None
+    describe_context(timeline, get_loop, sys._getframe(2))
+    conn.__dict__[_TX] = timeline
+
+
+def _library(frame: Any) -> str:
+    """The outermost HTTP library on the stack: requests, urllib3, urllib or http.client."""
+    found = "http.client"
+    rank = {"http.client": 0, "urllib.request": 1, "urllib3": 2, "requests": 3}
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        top = module.split(".", 1)[0] if isinstance(module, str) else ""
+        name = "urllib.request" if module == "urllib.request" else top
+        if rank.get(name, -1) > rank[found]:
+            found = name
+        frame = frame.f_back
+    return found
+
+
+def _describe_response(timeline: Timeline, response: Any) -> None:
+    timeline.status = response.status
+    timeline.http_version = {10: "1.0", 11: "1.1"}.get(response.version, str(response.version))
+    headers = response.msg
+    timeline.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in headers.items()) + 2
+    if 300 <= response.status < 400:
+        timeline.redirect_to = headers.get("Location")
+
+
+def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:
+    if timeline.finished:
+        return
+    timeline.fail(exc)
+    timeline.finished = True
+    finish(timeline)
+
+
+def _ended(timeline: Timeline, finish: Finish) -> None:
+    if timeline.finished:
+        return
+    timeline.response_end = _clock()
+    timeline.finished = True
+    finish(timeline)

@@ -1,0 +1,82 @@
+"""``network-transaction``: one HTTP request (one hop of a redirect chain) and its phases.
+
+Phases follow ``detectors.md`` §6.4 (TLS is its own phase, not inside TCP; a phase that did not
+happen is null). The URL and headers were redacted by the agent before this record was made.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import msgspec
+
+from hawkwatch.model import collections as c
+from hawkwatch.model.records._codec import (
+    Count,
+    Finite,
+    JsonRecord,
+    NonNegative,
+    parse_number,
+    time_key,
+)
+
+PHASES = ("queue", "dns", "tcp", "tls", "send", "ttfb", "receive", "total")
+
+
+class Phases(msgspec.Struct, kw_only=True, frozen=True):
+    """Milliseconds per phase; None when the phase did not happen (or was not observable)."""
+
+    queue: NonNegative | None = None
+    dns: NonNegative | None = None
+    tcp: NonNegative | None = None
+    tls: NonNegative | None = None
+    send: NonNegative | None = None
+    ttfb: NonNegative | None = None
+    receive: NonNegative | None = None
+    total: NonNegative | None = None
+
+
+class CallSite(msgspec.Struct, frozen=True, array_like=True):
+    """An app frame that made the request: ``[function, file, line]``."""
+
+    function: str
+    file: str
+    line: int
+
+
+class NetworkTransaction(JsonRecord, frozen=True, kw_only=True):
+    """One request; key: its start (Unix s) and a per-process index, ``<start>_<index>``."""
+
+    collection: ClassVar[str] = c.NETWORK_TRANSACTION
+
+    start: Finite
+    index: Count = 0
+    method: str
+    url: str
+    host: str
+    library: str
+    status: int | None = None
+    http_version: str | None = None
+    reused: bool | None = None
+    phases_ms: Phases = msgspec.field(default_factory=Phases)
+    request_bytes: Count | None = None
+    response_bytes: Count | None = None
+    response_header_bytes: Count | None = None
+    error: str | None = None
+    failed_phase: str | None = None
+    thread: str | None = None
+    task: str | None = None
+    on_loop_thread: bool = False
+    frames: tuple[CallSite, ...] = ()
+    redirect_to: str | None = None
+
+    def record_key(self) -> str:
+        return f"{time_key(self.start)}_{self.index}"
+
+    @classmethod
+    def fields_from_key(cls, key: str) -> dict[str, Any]:
+        moment, _, index = key.partition("_")
+        fields: dict[str, Any] = {"start": parse_number(moment)}
+        if index.isdigit():
+            fields["index"] = int(index)
+        return fields
