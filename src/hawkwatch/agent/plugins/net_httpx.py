@@ -31,6 +31,7 @@ class _Tracer:
     """The hops of one ``send`` call, stamped by httpcore's trace events."""
 
     def __init__(self, request: Any, finish: Finish, previous: Any, on_error: OnError) -> None:
+        self.is_async = False  # the loop's thread: no socket-layer stamps (DNS is elsewhere)
         self.finish = finish
         self.on_error = on_error
         self.previous = previous
@@ -56,7 +57,8 @@ class _Tracer:
         hop = self.hop
         if event == "connect_tcp.started":
             self.tcp_started = now
-            net_stdlib._local.connecting = hop
+            if not self.is_async:
+                net_stdlib._local.connecting = hop
         elif event == "connect_tcp.complete":
             net_stdlib._local.connecting = None
             hop.connect_start = hop.connect_start or self.tcp_started
@@ -187,6 +189,7 @@ class HttpxInstrumentation:
         async def send_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
             tracer = prepare(request)
             if tracer is not None:
+                tracer.is_async = True
                 request.extensions["trace"] = _AsyncBoundTrace(tracer)
             try:
                 response = await original_async(client, request, *args, **kwargs)

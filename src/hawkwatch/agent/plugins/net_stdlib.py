@@ -15,9 +15,7 @@ observable here (null).
 from __future__ import annotations
 
 import contextlib
-import http.client
 import socket
-import ssl
 import sys
 import threading
 import time
@@ -53,17 +51,22 @@ class StdlibInstrumentation:
     # -- installation --------------------------------------------------------------------------
 
     def install(self) -> None:
+        """The socket layer now; ``ssl`` and ``http.client`` when imported (``install_*``)."""
         self._patch(socket, "getaddrinfo", self._wrap_getaddrinfo)
         self._patch(socket.socket, "connect", self._wrap_socket_connect)
+
+    def install_tls(self, ssl: Any) -> None:
         self._patch(ssl.SSLContext, "wrap_socket", self._wrap_tls)
-        self.instrument_connection_class(http.client.HTTPConnection, "http.client")
-        self.instrument_connection_class(http.client.HTTPSConnection, "http.client")
-        self._patch(http.client.HTTPConnection, "putrequest", self._wrap_putrequest)
-        self._patch(http.client.HTTPConnection, "send", self._wrap_send)
-        self._patch(http.client.HTTPConnection, "getresponse", self._wrap_getresponse)
+
+    def install_http_client(self, client: Any) -> None:
+        self.instrument_connection_class(client.HTTPConnection, "http.client")
+        self.instrument_connection_class(client.HTTPSConnection, "http.client")
+        self._patch(client.HTTPConnection, "putrequest", self._wrap_putrequest)
+        self._patch(client.HTTPConnection, "send", self._wrap_send)
+        self._patch(client.HTTPConnection, "getresponse", self._wrap_getresponse)
         for name in _READERS:
-            self._patch(http.client.HTTPResponse, name, self._wrap_read)
-        self._patch(http.client.HTTPResponse, "close", self._wrap_close)
+            self._patch(client.HTTPResponse, name, self._wrap_read)
+        self._patch(client.HTTPResponse, "close", self._wrap_close)
 
     def instrument_connection_class(self, cls: type, library: str) -> None:
         """Time ``cls.connect`` when the class defines its own (urllib3's do)."""
@@ -119,7 +122,7 @@ class StdlibInstrumentation:
 
     @staticmethod
     def _wrap_tls(original: Any) -> Any:
-        def wrap_socket(context: ssl.SSLContext, sock: Any, *args: Any, **kwargs: Any) -> Any:
+        def wrap_socket(context: Any, sock: Any, *args: Any, **kwargs: Any) -> Any:
             opening = _connecting()
             if opening is None:
                 return original(context, sock, *args, **kwargs)
@@ -246,9 +249,7 @@ class StdlibInstrumentation:
 
 
 def _origin(conn: Any) -> str:
-    scheme = "https" if isinstance(conn, http.client.HTTPSConnection) or getattr(
-        conn, "scheme", ""
-    ) == "https" else "http"
+    scheme = "https" if getattr(conn, "default_port", 80) == 443 else "http"  # urllib3's too
     host = conn.host if ":" not in conn.host else f"[{conn.host}]"
     return f"{scheme}://{host}:{conn.port}"
 

@@ -8,20 +8,23 @@ The instrumentation of each client family only stamps moments (``time.perf_count
 from __future__ import annotations
 
 import itertools
+import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 from types import FrameType
 from typing import Final
 
-from hawkwatch.agent.plugins.net_privacy import host_of, redact_url
 from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
+from hawkwatch.model.urls import host_of, redact_url
 
 #: Frames of these packages are the client's, not the app's call site.
 _LIBRARY_PREFIXES: Final = (
     "hawkwatch", "http", "urllib", "urllib3", "requests", "httpx", "httpcore", "h11", "h2",
     "aiohttp", "asyncio", "anyio", "socket", "ssl", "concurrent", "threading", "contextlib",
-    "selectors", "trio", "sniffio", "functools",
+    "selectors", "trio", "sniffio", "functools", "aiosignal", "aiohappyeyeballs", "multidict",
+    "yarl", "frozenlist", "propcache", "certifi", "charset_normalizer", "idna", "hpack",
 )  # fmt: skip
 _LIBRARY_PACKAGES: Final = frozenset(_LIBRARY_PREFIXES)
 MAX_CALL_SITES: Final = 5
@@ -71,9 +74,12 @@ class Timeline:
         self.frames: tuple[CallSite, ...] = ()
 
     def fail(self, exc: BaseException) -> None:
-        """Note the error and the phase it ended (the first one started and not finished)."""
-        self.error = type(exc).__name__
-        self.failed_phase = self.current_phase()
+        """Note the error (its root cause: ``ConnectionRefusedError`` rather than requests'
+        ``ConnectionError``) and the phase it ended: named by the cause where it says (DNS,
+        refused, TLS), else the first phase started and not finished."""
+        cause = root_cause(exc)
+        self.error = type(cause).__name__
+        self.failed_phase = _phase_of(cause) or self.current_phase()
 
     def current_phase(self) -> str:
         """The phase in progress: the first started and unfinished, else the one after the last."""
@@ -134,6 +140,34 @@ class Timeline:
             receive=_ms(self.response_start, self.response_end),
             total=_ms(self.fetch_start, self.response_end or _end_of_failure(self)),
         )
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The innermost OS-level error behind ``exc`` (libraries wrap them), else ``exc``."""
+    seen: set[int] = set()
+    found = exc
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        seen.add(id(current))
+        if isinstance(current, OSError):
+            found = current
+        nested = getattr(current, "certificate_error", None) or getattr(current, "os_error", None)
+        if isinstance(nested, BaseException) and id(nested) not in seen:
+            current = nested
+            continue
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _phase_of(cause: BaseException) -> str | None:
+    if isinstance(cause, socket.gaierror):
+        return "dns"
+    ssl = sys.modules.get("ssl")  # imported by whoever made a TLS connection
+    if ssl is not None and isinstance(cause, ssl.SSLError | ssl.CertificateError):
+        return "tls"
+    if isinstance(cause, ConnectionRefusedError):
+        return "tcp"
+    return None
 
 
 def _end_of_failure(timeline: Timeline) -> int | None:

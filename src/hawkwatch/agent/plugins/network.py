@@ -54,6 +54,8 @@ class NetworkMonitor:
         self._stdlib.install()
         self._hook = PostImportHook(
             {
+                "ssl": self._stdlib.install_tls,
+                "http.client": self._stdlib.install_http_client,
                 "urllib3.connection": self._instrument_urllib3,
                 "httpx": self._httpx.install,
                 "aiohttp": self._aiohttp.install,

@@ -1,4 +1,4 @@
-"""Redaction applied before a request is recorded: nothing secret reaches the session folder.
+"""URL redaction applied before a request is recorded or shown: nothing secret is kept.
 
 URLs keep scheme, host, port and path; userinfo and fragments are dropped, and every query value
 is replaced by ``[redacted]`` (the parameter names stay: they say what kind of request it was).

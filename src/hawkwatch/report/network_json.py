@@ -1,0 +1,54 @@
+"""The JSON twin of ``hawkwatch network``: ``{"format": "hawkwatch-network", "format_version": 1,
+"requests": [...], "hosts": [...], "findings": [...], "slowest": [indexes], "rejected": n}``.
+
+Each request: ``method, url, status, http_version, library, reused, phases_ms {queue, dns, tcp,
+tls, send, ttfb, receive, total}`` (null when a phase did not happen), ``request_bytes,
+response_bytes, error, failed_phase`` plus ``start, host, thread, task, on_loop_thread, frames
+[{function, file, line}] (innermost first), redirect_to``. Findings name requests by index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, TextIO
+
+import msgspec
+
+from hawkwatch.model.network import NETWORK_FORMAT, NETWORK_VERSION, NetworkReport
+from hawkwatch.model.records import NetworkTransaction
+
+output_file_extension = "json"
+
+
+def request_dict(request: NetworkTransaction) -> dict[str, Any]:
+    data: dict[str, Any] = msgspec.to_builtins(request)
+    data["phases_ms"] = msgspec.to_builtins(request.phases_ms)
+    data["frames"] = [
+        {"function": site.function, "file": site.file, "line": site.line}
+        for site in request.frames
+    ]
+    for name in ("status", "http_version", "reused", "request_bytes", "response_bytes", "error",
+                 "failed_phase"):  # fmt: skip
+        data.setdefault(name, None)
+    return data
+
+
+def to_json_dict(report: NetworkReport) -> dict[str, Any]:
+    return {
+        "format": NETWORK_FORMAT,
+        "format_version": NETWORK_VERSION,
+        "requests": [request_dict(r) for r in report.requests],
+        "hosts": [dataclasses.asdict(h) for h in report.hosts],
+        "findings": [
+            {"type": f.type, "detail": f.detail, "requests": list(f.requests)}
+            for f in report.findings
+        ],
+        "slowest": list(report.slowest),
+        "rejected": report.rejected,
+    }
+
+
+def render(report: NetworkReport, file: TextIO, width: int | None = None) -> None:
+    json.dump(to_json_dict(report), file, indent=2, ensure_ascii=False)
+    file.write("\n")
