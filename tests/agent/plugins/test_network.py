@@ -122,6 +122,7 @@ def _http_client(urls: list[str], context: ssl.SSLContext | None, timeout: float
         conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     results: list[Any] = []
     for url in urls:
+
         def one(u: str = url) -> int:
             path = urlsplit(u).path + ("?" + urlsplit(u).query if urlsplit(u).query else "")
             conn.request("GET", path)
@@ -138,9 +139,7 @@ async def _fetch_async(family: str, urls: list[str], context: ssl.SSLContext | N
                        timeout: float) -> list[Any]:  # fmt: skip
     results: list[Any] = []
     if family == "aiohttp":
-        async with aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=timeout)
-        ) as session:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
             for url in urls:
                 try:
                     async with session.get(url, ssl=context or True) as response:
@@ -201,10 +200,13 @@ def test_waiting_for_the_first_byte_is_ttfb_and_the_second_request_reuses(
     assert first.url == server.url("/wait?ms=[redacted]")
     assert first.host == f"127.0.0.1:{server.port}"
     assert 300 <= (first.phases_ms.ttfb or 0) <= elapsed_ms
-    assert max(
-        (getattr(first.phases_ms, p) or 0, p)
-        for p in ("queue", "dns", "tcp", "tls", "send", "ttfb", "receive")
-    )[1] == "ttfb"
+    assert (
+        max(
+            (getattr(first.phases_ms, p) or 0, p)
+            for p in ("queue", "dns", "tcp", "tls", "send", "ttfb", "receive")
+        )[1]
+        == "ttfb"
+    )
     assert first.phases_ms.total is not None and first.phases_ms.total >= first.phases_ms.ttfb
     assert first.response_bytes == 1000 and second.response_bytes == 1000
     assert first.reused is False
@@ -308,9 +310,10 @@ def test_redirects_are_one_record_per_hop(server: HttpServer, agent: None) -> No
 
 
 def test_http2_is_named(ca: trustme.CA, tmp_path: Path, agent: None) -> None:
-    with Http2Server(ca.issue_cert("127.0.0.1"), tmp_path) as h2, httpx.Client(
-        http2=True, verify=client_context(ca)
-    ) as client:
+    with (
+        Http2Server(ca.issue_cert("127.0.0.1"), tmp_path) as h2,
+        httpx.Client(http2=True, verify=client_context(ca)) as client,
+    ):
         assert client.get(h2.url("/")).status_code == 200
         assert client.get(h2.url("/again")).status_code == 200
     first, second = transactions()
@@ -327,8 +330,10 @@ def test_a_blocking_client_inside_a_running_loop_is_flagged(server: HttpServer,
     assert asyncio.run(handler_that_blocks()) == 200
     (request,) = transactions()
     assert request.on_loop_thread is True
-    assert request.frames[0].function == "test_a_blocking_client_inside_a_running_loop_is_flagged" \
+    assert (
+        request.frames[0].function == "test_a_blocking_client_inside_a_running_loop_is_flagged"
         ".<locals>.handler_that_blocks"
+    )
     assert request.task is not None
 
 
