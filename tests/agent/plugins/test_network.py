@@ -28,10 +28,11 @@ import requests
 import trustme
 
 import hawkwatch
+from hawkwatch.agent import current_agent
 from hawkwatch.model import collections as c
 from hawkwatch.model.records import NetworkTransaction, RecordError
+from hawkwatch.store import Session
 from tests.agent.plugins.net_servers import Http2Server, HttpServer, refused_port
-from tests.builders import agent_records
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
 
@@ -42,8 +43,12 @@ DNS_DELAY_S = 0.15
 
 
 @pytest.fixture(scope="module")
-def ca() -> trustme.CA:
-    return trustme.CA()
+def ca(tmp_path_factory: pytest.TempPathFactory) -> trustme.CA:
+    authority = trustme.CA()
+    pem = tmp_path_factory.mktemp("ca") / "ca.pem"
+    authority.cert_pem.write_to_path(str(pem))
+    _CA_FILES[id(authority)] = str(pem)
+    return authority
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +69,13 @@ def agent(hawkwatch_home: Path) -> None:
 
 
 def transactions() -> list[NetworkTransaction]:
+    """The session's requests, read from its files after the agent stopped (and so wrote all)."""
+    agent = current_agent()
+    assert agent is not None
+    folder = agent.session.path
+    hawkwatch.stop()
     decoded = []
-    for record in agent_records(c.NETWORK_TRANSACTION):
+    for record in Session.open(folder).records(c.NETWORK_TRANSACTION):
         try:
             decoded.append(NetworkTransaction.from_record(record))
         except RecordError as exc:  # pragma: no cover - shown in the failure
@@ -86,23 +96,19 @@ def fetch(family: str, urls: list[str], *, ca: trustme.CA | None = None,
     context = client_context(ca) if ca else None
     if family in ("httpx-async", "aiohttp"):
         return asyncio.run(_fetch_async(family, urls, context, timeout))
-    results: list[Any] = []
     if family == "requests":
-        session = requests.Session()
-        for url in urls:
-            results.append(_call(lambda u=url: session.get(
-                u, timeout=timeout, verify=_ca_file(ca) if ca else True).status_code))  # fmt: skip
-        session.close()
-    elif family == "httpx":
+        with requests.Session() as session:
+            verify: str | bool = _ca_file(ca) if ca else True
+            return [
+                _call(lambda u=url: session.get(u, timeout=timeout, verify=verify).status_code)
+                for url in urls
+            ]
+    if family == "httpx":
         with httpx.Client(verify=context or True, timeout=timeout) as client:
-            for url in urls:
-                results.append(_call(lambda u=url: client.get(u).status_code))
-    elif family == "urllib":
-        for url in urls:
-            results.append(_call(lambda u=url: _urlopen(u, context, timeout)))
-    else:
-        results = _http_client(urls, context, timeout)
-    return results
+            return [_call(lambda u=url: client.get(u).status_code) for url in urls]
+    if family == "urllib":
+        return [_call(lambda u=url: _urlopen(u, context, timeout)) for url in urls]
+    return _http_client(urls, context, timeout)
 
 
 def _urlopen(url: str, context: ssl.SSLContext | None, timeout: float) -> int:
@@ -164,17 +170,10 @@ def _call(function: Callable[[], int]) -> Any:
         return exc
 
 
-_CA_FILES: dict[int, str] = {}
+_CA_FILES: dict[int, str] = {}  # filled by the ``ca`` fixture: requests wants a path
 
 
 def _ca_file(ca: trustme.CA) -> str:
-    if id(ca) not in _CA_FILES:
-        import tempfile
-
-        handle = tempfile.NamedTemporaryFile("wb", suffix=".pem", delete=False)
-        handle.write(ca.cert_pem.bytes())
-        handle.close()
-        _CA_FILES[id(ca)] = handle.name
     return _CA_FILES[id(ca)]
 
 

@@ -59,8 +59,8 @@ class StdlibInstrumentation:
         self._patch(ssl.SSLContext, "wrap_socket", self._wrap_tls)
 
     def install_http_client(self, client: Any) -> None:
-        self.instrument_connection_class(client.HTTPConnection, "http.client")
-        self.instrument_connection_class(client.HTTPSConnection, "http.client")
+        self.instrument_connection_class(client.HTTPConnection)
+        self.instrument_connection_class(client.HTTPSConnection)
         self._patch(client.HTTPConnection, "putrequest", self._wrap_putrequest)
         self._patch(client.HTTPConnection, "send", self._wrap_send)
         self._patch(client.HTTPConnection, "getresponse", self._wrap_getresponse)
@@ -68,10 +68,10 @@ class StdlibInstrumentation:
             self._patch(client.HTTPResponse, name, self._wrap_read)
         self._patch(client.HTTPResponse, "close", self._wrap_close)
 
-    def instrument_connection_class(self, cls: type, library: str) -> None:
+    def instrument_connection_class(self, cls: type) -> None:
         """Time ``cls.connect`` when the class defines its own (urllib3's do)."""
         if "connect" in vars(cls):
-            self._patch(cls, "connect", lambda original: self._wrap_connect(original, library))
+            self._patch(cls, "connect", self._wrap_connect)
 
     def uninstall(self) -> None:
         """Put the originals back where our wrapper is still the outermost."""
@@ -135,19 +135,21 @@ class StdlibInstrumentation:
 
     # -- connections and requests --------------------------------------------------------------
 
-    def _wrap_connect(self, original: Any, library: str) -> Any:
-        finish = self._finish
+    def _wrap_connect(self, original: Any) -> Any:
+        finish, get_loop = self._finish, self._get_loop
 
         def connect(conn: Any) -> Any:
             if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
                 return original(conn)
             in_flight = conn.__dict__.get(_TX)
-            opening = in_flight or Timeline(library, "", _origin(conn))
+            opening = in_flight or Timeline("", "", _origin(conn))
             _local.connecting = opening
             try:
                 result = original(conn)
             except BaseException as exc:
                 _local.connecting = None
+                if in_flight is None:  # no request yet (urllib3 connects first): say who called
+                    describe_context(opening, get_loop, sys._getframe(1))
                 _failed(opening, exc, finish)
                 conn.__dict__.pop(_TX, None)
                 raise
@@ -264,7 +266,7 @@ def _begin(
     full_url = url if "://" in url else _origin(conn) + (url if url.startswith("/") else "/" + url)
     opened = conn.__dict__.pop(_OPENED, None)
     now = _clock()
-    timeline = Timeline(_library(sys._getframe(2)), method, full_url, fetch_start=now)
+    timeline = Timeline("", method, full_url, fetch_start=now)  # library: describe_context
     timeline.request_start = now
     if opened is not None:
         timeline.fetch_start = opened.fetch_start
@@ -279,25 +281,13 @@ def _begin(
     conn.__dict__[_TX] = timeline
 
 
-def _library(frame: Any) -> str:
-    """The outermost HTTP library on the stack: requests, urllib3, urllib or http.client."""
-    found = "http.client"
-    rank = {"http.client": 0, "urllib.request": 1, "urllib3": 2, "requests": 3}
-    while frame is not None:
-        module = frame.f_globals.get("__name__", "")
-        top = module.split(".", 1)[0] if isinstance(module, str) else ""
-        name = "urllib.request" if module == "urllib.request" else top
-        if rank.get(name, -1) > rank[found]:
-            found = name
-        frame = frame.f_back
-    return found
-
-
 def _describe_response(timeline: Timeline, response: Any) -> None:
     timeline.status = response.status
     timeline.http_version = {10: "1.0", 11: "1.1"}.get(response.version, str(response.version))
     headers = response.msg
-    timeline.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in headers.items()) + 2
+    raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
+    if isinstance(raw, list):
+        timeline.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw) + 2
     if 300 <= response.status < 400:
         timeline.redirect_to = headers.get("Location")
 

@@ -7,6 +7,7 @@ The instrumentation of each client family only stamps moments (``time.perf_count
 
 from __future__ import annotations
 
+import functools
 import itertools
 import socket
 import sys
@@ -105,8 +106,8 @@ class Timeline:
             start=self.start_wall,
             index=next(_index),
             method=self.method,
-            url=redact_url(self.url, keep_params),
-            host=host_of(self.url),
+            url=_redacted(self.url, keep_params),
+            host=_host(self.url),
             library=self.library,
             status=self.status,
             http_version=self.http_version,
@@ -140,6 +141,16 @@ class Timeline:
             receive=_ms(self.response_start, self.response_end),
             total=_ms(self.fetch_start, self.response_end or _end_of_failure(self)),
         )
+
+
+@functools.lru_cache(maxsize=1024)
+def _redacted(url: str, keep_params: frozenset[str]) -> str:
+    return redact_url(url, keep_params)  # the same URLs come again and again: parse them once
+
+
+@functools.lru_cache(maxsize=1024)
+def _host(url: str) -> str:
+    return host_of(url)
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -186,23 +197,42 @@ def _ms(begin: int | None, end: int | None) -> float | None:
     return round(max(end - begin, 0) / 1e6, 3)
 
 
-def call_sites(frame: FrameType | None) -> tuple[CallSite, ...]:
-    """The innermost app frames (outside the HTTP stack and hawkwatch), at most five."""
+#: The HTTP libraries a stdlib request may come through, by how far from the socket they sit.
+_CLIENT_RANK: Final = {"http.client": 0, "urllib.request": 1, "urllib3": 2, "requests": 3}
+
+
+def call_sites(frame: FrameType | None) -> tuple[str, tuple[CallSite, ...]]:
+    """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
+
+    One walk outwards: library frames (HTTP stack, hawkwatch) are skipped; the client is the
+    one of ``_CLIENT_RANK`` farthest from the socket seen before the first app frame.
+    """
     found: list[CallSite] = []
+    client = "http.client"
+    packages, ranks = _LIBRARY_PACKAGES, _CLIENT_RANK
     while frame is not None and len(found) < MAX_CALL_SITES:
         module = frame.f_globals.get("__name__", "")
-        if not isinstance(module, str) or module.split(".", 1)[0] not in _LIBRARY_PACKAGES:
+        top = module.partition(".")[0] if isinstance(module, str) else ""
+        if top in packages:
+            if not found:
+                name = module if module in {"urllib.request", "http.client"} else top
+                if ranks.get(name, -1) > ranks[client]:
+                    client = name
+        else:
             code = frame.f_code
             found.append(CallSite(code.co_qualname, code.co_filename, frame.f_lineno or 0))
         frame = frame.f_back
-    return tuple(found)
+    return client, tuple(found)
 
 
 def describe_context(
     timeline: Timeline, get_loop: Callable[[], object | None], frame: FrameType | None
 ) -> None:
-    """Fill where the request was made: call sites, asyncio task, whether a loop runs here."""
-    timeline.frames = call_sites(frame)
+    """Fill where the request was made: call sites, asyncio task, whether a loop runs here;
+    for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
+    client, timeline.frames = call_sites(frame)
+    if timeline.library == "":
+        timeline.library = client
     if get_loop() is not None:
         timeline.on_loop_thread = True
         try:

@@ -3,8 +3,11 @@
 Four client families are timed (``net_stdlib``: http.client, urllib, urllib3, requests;
 ``net_httpx``; ``net_aiohttp``); libraries imported after the agent started are instrumented as
 their import completes (``PostImportHook``). Each ended request becomes one typed record,
-redacted (``net_privacy``) and written without blocking from the thread that made it. The
-wrappers never raise into the app: a failure is kept and raised on the scheduler thread, where
+redacted (``hawkwatch.model.urls``). The request's thread only queues the ended timeline (a
+deque append); the scheduler thread turns them into records every ``DRAIN_INTERVAL_S`` and at
+stop, while the app's threads wait on the network, so formatting costs a request nearly no wall
+time. A process killed hard (SIGKILL) loses at most that interval's requests. The wrappers never
+raise into the app: a failure is kept and raised on the scheduler thread, where
 the runtime's firewall switches the monitor off. At stop and in a forked child the wrappers are
 removed where they are still the outermost, and made inert otherwise (another tool wrapped
 them after us: its wrapper keeps working).
@@ -13,17 +16,20 @@ them after us: its wrapper keeps working).
 from __future__ import annotations
 
 import sys
+from collections import deque
 from collections.abc import Callable
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
 from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
+
+DRAIN_INTERVAL_S: Final = 0.2
 
 
 def running_loop() -> object | None:
@@ -39,6 +45,7 @@ class NetworkMonitor:
         self._ctx: AgentContext | None = None
         self._keep_params: frozenset[str] = frozenset()
         self._failure = DeferredFailure()
+        self._ended: deque[Timeline] = deque()
         capture = self._failure.capture
         self._stdlib = StdlibInstrumentation(self._finish, running_loop, capture)
         self._httpx = HttpxInstrumentation(self._finish, running_loop, capture)
@@ -64,24 +71,30 @@ class NetworkMonitor:
         )
         self._hook.install()
         ctx.every(1.0, self._failure.raise_if_failed, self)
+        ctx.every(DRAIN_INTERVAL_S, self.drain, self)
 
     def _instrument_urllib3(self, module: ModuleType) -> None:
         for name in ("HTTPConnection", "HTTPSConnection"):
-            self._stdlib.instrument_connection_class(getattr(module, name), "urllib3")
+            self._stdlib.instrument_connection_class(getattr(module, name))
 
     def _finish(self, timeline: Timeline) -> None:
-        ctx = self._ctx
-        if ctx is None:
-            return
-        try:
-            ctx.write_nowait(timeline.to_record(self._keep_params))
-        except Exception as exc:  # on the app's thread: nothing may escape
-            self._failure.capture(exc)
+        if self._ctx is not None:
+            self._ended.append(timeline)
+
+    def drain(self) -> None:
+        """Write the requests that ended since the last call (scheduler thread, and at stop)."""
+        ctx, keep = self._ctx, self._keep_params
+        while ctx is not None and self._ended:
+            ctx.write(self._ended.popleft().to_record(keep))
 
     def stop(self) -> None:
-        self._remove()
+        try:
+            self.drain()
+        finally:
+            self._remove()
 
     def after_fork_child(self) -> None:
+        self._ended.clear()  # the parent's requests: the parent writes them
         self._remove()
 
     def _remove(self) -> None:
