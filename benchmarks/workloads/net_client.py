@@ -24,7 +24,7 @@ def sync_run(n: int) -> float:
             get = session.get
             started = time.perf_counter()
             for _ in range(n):
-                get(url).content
+                _ = get(url).content
             return time.perf_counter() - started
     if family == "httpx":
         import httpx
@@ -32,7 +32,7 @@ def sync_run(n: int) -> float:
         with httpx.Client() as client:
             started = time.perf_counter()
             for _ in range(n):
-                client.get(url).content
+                _ = client.get(url).content
             return time.perf_counter() - started
     import http.client
     from urllib.parse import urlsplit
@@ -63,7 +63,7 @@ async def async_run(n: int) -> float:
     async with httpx.AsyncClient() as client:
         started = time.perf_counter()
         for _ in range(n):
-            (await client.get(url)).content
+            _ = (await client.get(url)).content
         return time.perf_counter() - started
 
 
