@@ -29,6 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},
     "launcher": {"config", "errors", "model", "store", "runenv"},
     "cli": {"*"},
+    "server": {"*"},
+    "uploader": {"model", "errors", "store", "home"},
     "__main__": {"cli"},
     "__init__": {"agent", "errors", "_version"},
 }

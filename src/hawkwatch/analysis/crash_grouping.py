@@ -194,7 +194,7 @@ def group_crashes(
                 group.last_seen = report.timestamp
     return sorted(
         groups.values(),
-        key=lambda g: (-g.count, -(_epoch(g.last_seen) or 0.0), g.fingerprint.hash),
+        key=lambda g: (-g.count, -(epoch(g.last_seen) or 0.0), g.fingerprint.hash),
     )
 
 
@@ -312,6 +312,7 @@ def _instant(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
 
-def _epoch(value: str | None) -> float | None:
+def epoch(value: str | None) -> float | None:
+    """Unix seconds of a crash report's ISO timestamp (naive ones are UTC); None if unreadable."""
     instant = _instant(value)
     return instant.timestamp() if instant is not None else None

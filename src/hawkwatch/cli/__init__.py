@@ -31,6 +31,8 @@ COMMANDS: Final = (
     ("jetsam", "hawkwatch.cli.jetsam", "who a JetsamEvent killed, and the app's memory limit"),
     ("symbols", "hawkwatch.cli.symbols", "add debug files (dSYM, Mach-O, ELF, zip) to the store"),
     ("symbolicate", "hawkwatch.cli.symbolicate", "a crash report with function, file and line"),
+    ("upload", "hawkwatch.cli.upload", "send sessions and iOS reports to a collector"),
+    ("server", "hawkwatch.cli.server", "the collector: ingest, workers, query API, admin"),
 )
 
 

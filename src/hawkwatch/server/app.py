@@ -1,0 +1,225 @@
+"""The ASGI app: ingest and query routes over one engine (Starlette; served by uvicorn).
+
+Ingest authenticates with a project's ingest key, the query API with a user's API token, both
+as ``Authorization: Bearer …``. Database work runs in Starlette's thread pool. The OpenAPI
+schema is served at ``/api/v1/openapi.json``, built from the endpoints' docstrings.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy import Engine
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.schemas import SchemaGenerator
+
+from hawkwatch.server import admin, queries
+from hawkwatch.server.auth import bearer
+from hawkwatch.server.ingest import Limits, accept
+
+
+@dataclass
+class ServerSettings:
+    limits: Limits = field(default_factory=Limits)
+    rate_per_s: float = 50.0
+    burst: float = 200.0
+    symbols_root: Path | None = None
+
+
+class RateLimiter:
+    """A token bucket per ingest key (per collector process)."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self._buckets: dict[int, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def wait_s(self, key: int, now: float | None = None) -> float:
+        """0 when a request may pass now (and takes a token), else seconds until one may."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens >= 1:
+                self._buckets[key] = (tokens - 1, now)
+                return 0.0
+            self._buckets[key] = (tokens, now)
+            return (1 - tokens) / self.rate
+
+
+_SCHEMAS = SchemaGenerator(
+    {"openapi": "3.0.0", "info": {"title": "hawkwatch collector", "version": "1"}}
+)
+
+
+async def openapi(request: Request) -> Response:
+    return _SCHEMAS.OpenAPIResponse(request)
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse({"ok": True})
+
+
+def _error(status: int, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers or None)
+
+
+async def _authorized(engine: Engine, request: Request) -> bool:
+    token = bearer(request.headers.get("authorization"))
+    if token is None:
+        return False
+    return bool(await run_in_threadpool(admin.token_is_valid, engine, token))
+
+
+async def _project_of(engine: Engine, request: Request) -> int | JSONResponse:
+    name = request.query_params.get("project")
+    if not name:
+        return _error(400, "name the project: ?project=NAME")
+    found = await run_in_threadpool(queries.project_id, engine, name)
+    return _error(404, f"no project {name!r}") if found is None else found
+
+
+def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starlette:
+    settings = settings or ServerSettings()
+    limiter = RateLimiter(settings.rate_per_s, settings.burst)
+
+    async def ingest(request: Request) -> Response:
+        """
+        summary: Upload one session envelope or one iOS artifact.
+        description: >
+          Body compressed as Content-Encoding says (gzip, zstd or identity). An artifact is named
+          in X-Hawkwatch-Artifact. 202 once durably stored; a replayed id is acknowledged again.
+        responses:
+          202: {description: stored (or a replay)}
+          400: {description: malformed; nothing stored}
+          401: {description: bad ingest key}
+          413: {description: too large}
+          429: {description: over the rate limit; see Retry-After}
+        """
+        key = bearer(request.headers.get("authorization"))
+        project = None
+        if key is not None:
+            project = await run_in_threadpool(admin.project_for_key, engine, key)
+        if project is None:
+            return _error(401, "missing or unknown ingest key")
+        wait = limiter.wait_s(project[0])
+        if wait > 0:
+            return _error(429, "over the rate limit", **{"Retry-After": str(max(1, round(wait)))})
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > settings.limits.max_body_bytes:
+            return _error(413, f"body over {settings.limits.max_body_bytes:,} bytes")
+        body = await request.body()
+        outcome = await run_in_threadpool(
+            accept, engine, project[0], body,
+            content_encoding=request.headers.get("content-encoding"),
+            artifact_name=request.headers.get("x-hawkwatch-artifact"),
+            envelope_id=request.headers.get("x-hawkwatch-envelope-id"),
+            limits=settings.limits,
+        )  # fmt: skip
+        return JSONResponse(outcome.body, status_code=outcome.status)
+
+    async def list_issues(request: Request) -> Response:
+        """
+        summary: Issues of a project, most frequent first.
+        parameters:
+          - {name: project, in: query, required: true, schema: {type: string}}
+          - {name: kind, in: query, schema: {type: string}}
+          - {name: release, in: query, schema: {type: string}}
+          - {name: since, in: query, schema: {type: number}}
+        responses:
+          200: {description: "{issues: [{id, kind, title, culprit, fingerprint, count, sessions, first_seen, last_seen, releases}]}"}
+        """  # noqa: E501
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        project = await _project_of(engine, request)
+        if isinstance(project, JSONResponse):
+            return project
+        params = request.query_params
+        since = params.get("since")
+        try:
+            since_value = float(since) if since else None
+        except ValueError:
+            return _error(400, "since must be Unix seconds")
+        found = await run_in_threadpool(
+            queries.list_issues, engine, project, kind=params.get("kind"),
+            release=params.get("release"), since=since_value,
+        )  # fmt: skip
+        return JSONResponse({"issues": found})
+
+    async def get_issue(request: Request) -> Response:
+        """
+        summary: One issue with a representative event and its occurrences.
+        responses:
+          200: {description: the issue}
+          404: {description: no such issue}
+        """
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        found = await run_in_threadpool(
+            queries.issue_detail, engine, int(request.path_params["issue_id"])
+        )
+        return _error(404, "no such issue") if found is None else JSONResponse(found)
+
+    async def list_sessions(request: Request) -> Response:
+        """
+        summary: Sessions of a project, newest first.
+        responses:
+          200: {description: "{sessions: [{id, name, app_version, start_time, exit_kind, issue_ids}]}"}
+        """  # noqa: E501
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        project = await _project_of(engine, request)
+        if isinstance(project, JSONResponse):
+            return project
+        return JSONResponse(
+            {"sessions": await run_in_threadpool(queries.list_sessions, engine, project)}
+        )
+
+    async def get_session(request: Request) -> Response:
+        """
+        summary: One session's report, the same JSON as `hawkwatch report --json`.
+        responses:
+          200: {description: the report}
+          404: {description: no such session}
+        """
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        found = await run_in_threadpool(
+            queries.session_report, engine, int(request.path_params["session_id"])
+        )
+        return _error(404, "no such session") if found is None else JSONResponse(found)
+
+    async def list_releases(request: Request) -> Response:
+        """
+        summary: Per release of a project, sessions, crash-free and stall rates, launch times.
+        responses:
+          200: {description: "{releases: [{release, sessions, crash_free_rate, stall_rate, launch_p50_s, launch_p95_s}]}"}
+        """  # noqa: E501
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        project = await _project_of(engine, request)
+        if isinstance(project, JSONResponse):
+            return project
+        return JSONResponse(
+            {"releases": await run_in_threadpool(queries.releases, engine, project)}
+        )
+
+    return Starlette(routes=[
+        Route("/api/v1/ingest", ingest, methods=["POST"]),
+        Route("/api/v1/issues", list_issues),
+        Route("/api/v1/issues/{issue_id:int}", get_issue),
+        Route("/api/v1/sessions", list_sessions),
+        Route("/api/v1/sessions/{session_id:int}", get_session),
+        Route("/api/v1/releases", list_releases),
+        Route("/api/v1/openapi.json", openapi, include_in_schema=False),
+        Route("/healthz", health, include_in_schema=False),
+    ])  # fmt: skip
+
+

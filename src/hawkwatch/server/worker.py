@@ -1,0 +1,35 @@
+"""The pipeline worker loop: ``hawkwatch server worker``, or a thread inside ``server run``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from hawkwatch.server.pipeline import run_once
+
+log = logging.getLogger("hawkwatch.server")
+
+
+def work(engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
+         symbols_root: Path | None = None) -> None:  # fmt: skip
+    """Run jobs until ``stop`` is set; sleep ``idle_s`` when there is none."""
+    while not stop.is_set():
+        try:
+            if run_once(engine, symbols_root):
+                continue
+        except Exception:  # the database went away: wait and try again
+            log.exception("hawkwatch server: the worker could not claim a job")
+        stop.wait(idle_s)
+
+
+def start_thread(engine: Engine, symbols_root: Path | None = None) -> threading.Event:
+    """A worker on a daemon thread; set the returned event to stop it."""
+    stop = threading.Event()
+    threading.Thread(
+        target=work, args=(engine, stop), kwargs={"symbols_root": symbols_root},
+        name="hawkwatch-worker", daemon=True,
+    ).start()  # fmt: skip
+    return stop
