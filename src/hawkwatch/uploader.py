@@ -103,7 +103,8 @@ def post(url: str, key: str, body: bytes, headers: dict[str, str], *,
             with urllib.request.urlopen(request, timeout=timeout_s) as response:
                 return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as exc:
-            text = exc.read()[:300].decode("utf-8", "replace")
+            with exc:  # the error holds the connection's response: close it
+                text = exc.read()[:300].decode("utf-8", "replace")
             if (exc.code != 429 and exc.code < 500) or attempt == retries:
                 raise UploadError(f"{target}: {exc.code}: {_reason(text)}") from None
             wait = _retry_after(exc.headers.get("Retry-After")) or delay

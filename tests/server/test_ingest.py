@@ -43,7 +43,8 @@ def post(server: LiveServer, key: str, body: bytes, **headers: str) -> tuple[int
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
-        return exc.code, {**json.loads(exc.read() or b"{}"), "_headers": dict(exc.headers)}
+        with exc:
+            return exc.code, {**json.loads(exc.read() or b"{}"), "_headers": dict(exc.headers)}
 
 
 @pytest.fixture

@@ -60,7 +60,7 @@ _SCHEMAS = SchemaGenerator(
 
 
 async def openapi(request: Request) -> Response:
-    return _SCHEMAS.OpenAPIResponse(request)
+    return JSONResponse(_SCHEMAS.get_schema(routes=request.app.routes))
 
 
 async def health(request: Request) -> Response:

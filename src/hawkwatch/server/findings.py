@@ -103,5 +103,6 @@ def _network_hits(records: list[Record]) -> list[IssueHit]:
 
 def crash_hit(report: CrashReport, when: float, detail: dict[str, Any]) -> IssueHit:
     found = crash_fingerprint(report)
-    culprit = found.components[0] if found.components else None
+    # components: the exception first, then the frames that grouped it (innermost first)
+    culprit = found.components[1] if len(found.components) > 1 else None
     return IssueHit("crash", found.hash, found.title, culprit, when, detail)
