@@ -9,6 +9,7 @@
 #   libegl1 ...      what PySide6's Qt loads for the stall monitor's Qt test (offscreen)
 #   chromium         opens the SVG flame graph and speedscope's viewer (tests/browser.py)
 #   npm, speedscope  speedscope's viewer and file-format schema, for the export tests
+#   postgresql       the collector server's tests start a real PostgreSQL (initdb + pg_ctl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,7 @@ need_command Xvfb xvfb
 need_command xdotool xdotool
 need_command chromium chromium
 need_command npm npm
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || packages+=(postgresql)
 need_library libEGL.so.1 libegl1
 need_library libGL.so.1 libgl1
 need_library libX11.so.6 libx11-6
