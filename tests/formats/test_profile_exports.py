@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 
 from hawkwatch.formats import collapsed, flamegraph_svg, pprof, speedscope
-from hawkwatch.formats.profile_exports import EXPORTERS, get_exporter
 from hawkwatch.model.profile import CallNode, CallTree, thread_frame
 from hawkwatch.model.stack import PyFrame
+from hawkwatch.report.outputs import OUTPUTS, render
 from tests.browser import dump_dom, serve, speedscope_release
 from tests.formats.pprof_proto import profile_message_class
 
@@ -203,11 +203,18 @@ document.getElementById("flame").addEventListener("load", function () {
 
 
 def test_every_registered_exporter_renders_an_empty_tree() -> None:
-    for name in EXPORTERS:
-        module = get_exporter(name)
-        out = io.BytesIO() if module.output_is_binary else io.StringIO()
-        module.render(CallTree(()), out)
-        assert out.getvalue() is not None
+    rendered = {}
+    for name, output in OUTPUTS["CallTree"].items():
+        out = io.BytesIO() if output.is_binary else io.StringIO()
+        render(CallTree(()), name, out)
+        rendered[name] = out.getvalue()
+    assert rendered["collapsed"] == ""
+    assert json.loads(rendered["speedscope"])["profiles"][0]["samples"] == []
+    assert json.loads(rendered["json"])["roots"] == []
+    assert json.loads(rendered["json"])["total"] == 0
+    assert rendered["svg"].startswith("<?xml") and "</svg>" in rendered["svg"]
+    message = profile_message_class().FromString(gzip.decompress(rendered["pprof"]))
+    assert list(message.sample) == []
 
 
 # -- properties over arbitrary trees ---------------------------------------------------------
