@@ -1,4 +1,4 @@
-"""What is in the sessions root, and one session's raw records: ``hawkwatch sessions``/``records``."""
+"""What is in the sessions root, and one session's raw records (``sessions``, ``records``)."""
 
 from __future__ import annotations
 

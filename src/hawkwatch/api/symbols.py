@@ -15,11 +15,19 @@ from hawkwatch.errors import UsageError
 from hawkwatch.formats.crash import read_crash
 from hawkwatch.model import Skipped
 from hawkwatch.model.crash import CrashImage, CrashReport
-from hawkwatch.symbols import AddResult, DebugFile, SymbolStore, images_without_debug_files, symbolic
+from hawkwatch.symbols import (
+    AddResult,
+    DebugFile,
+    SymbolStore,
+    images_without_debug_files,
+    symbolic,
+)
 from hawkwatch.symbols import symbolicate as _symbolicate
 
 
-def open_symbol_store(root: PathLike | None = None, symbols: Iterable[PathLike] = ()) -> SymbolStore:
+def open_symbol_store(
+    root: PathLike | None = None, symbols: Iterable[PathLike] = ()
+) -> SymbolStore:
     """The symbol store at ``root`` (default ``$HAWKWATCH_HOME/symbols``) plus ``symbols``
     folders searched without adding them; ``UsageError`` for one that does not exist."""
     extra = [Path(folder).expanduser() for folder in symbols]

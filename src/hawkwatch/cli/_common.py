@@ -57,9 +57,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_symbols_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
-    parser.add_argument(
-        "--symbols", action="append", default=[], metavar="DIR", help=help_text
-    )
+    parser.add_argument("--symbols", action="append", default=[], metavar="DIR", help=help_text)
 
 
 class _DeprecatedOption(argparse.Action):

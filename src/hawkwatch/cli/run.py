@@ -66,4 +66,3 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return exit_like(outcome)
-

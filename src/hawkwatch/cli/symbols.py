@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
     emit(result, args)
     for source, reason in result.skipped:
         status(f"skipped {source}: {reason}")
-    status(f"{len(result.files)} debug file(s) added to {result.root}, {len(result.skipped)} skipped")
+    status(
+        f"{len(result.files)} debug file(s) added to {result.root}, {len(result.skipped)} skipped"
+    )
     if not result.files and result.skipped:
         raise HawkwatchError("no debug file with a UUID or build id found in the given paths")
     return 0

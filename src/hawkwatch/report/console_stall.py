@@ -21,11 +21,11 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
             f"p50 {_ms(stalls.p50_ms)}, p95 {_ms(stalls.p95_ms)}, longest {_ms(stalls.max_ms)})"
         )
         groups = _table()
-        groups.add_column("stalls", justify="right")
-        groups.add_column("total", justify="right")
-        groups.add_column("longest", justify="right")
-        groups.add_column("loop")
-        groups.add_column("blocking frame")
+        groups.add_column("stalls", justify="right", no_wrap=True)
+        groups.add_column("total", justify="right", no_wrap=True)
+        groups.add_column("longest", justify="right", no_wrap=True)
+        groups.add_column("loop", no_wrap=True)
+        groups.add_column("blocking frame", overflow="fold")
         for group in stalls.groups:
             where = Text(short_frame(group.frame))
             if group.source_line:
@@ -40,11 +40,12 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
         yield Group(Text(title, style="bold"), groups)
         longest = _table()
         longest.add_column("at", justify="right", no_wrap=True)
-        longest.add_column("duration", justify="right")
-        longest.add_column("loop")
-        longest.add_column("thread")
-        longest.add_column("GC", justify="right")
-        longest.add_column("blocking frame")
+        longest.add_column("duration", justify="right", no_wrap=True)
+        longest.add_column("loop", no_wrap=True)
+        longest.add_column("thread", overflow="fold")
+        longest.add_column("GC", justify="right", no_wrap=True)
+        # the column that gives way folds: file:line is never cut off
+        longest.add_column("blocking frame", overflow="fold", ratio=1)
         for row in stalls.longest:
             longest.add_row(
                 "?" if row.offset_s is None else f"{row.offset_s:+,.3f} s",
@@ -60,7 +61,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
         kills.add_column("previous session")
         kills.add_column("stalled for", justify="right")
         kills.add_column("loop")
-        kills.add_column("stalled in")
+        kills.add_column("stalled in", overflow="fold")
         for kill in stalls.hang_kills:
             kills.add_row(
                 Text(kill.previous_session),

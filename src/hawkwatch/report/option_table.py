@@ -15,20 +15,38 @@ FORMAT: Final = "hawkwatch-options"
 FORMAT_VERSION: Final = 1
 
 
-def render_text(result: OptionTable, file: TextIO) -> None:
+#: Below this width the environment variable column is left out (its name follows a rule).
+WIDE: Final = 120
+
+
+def render_text(result: OptionTable, file: TextIO, width: int | None = None) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(file=file, width=width, markup=False, emoji=False, highlight=False)
+    wide = console.width >= WIDE
     table = Table(
-        title=f"hawkwatch options (file: {result.file or 'none found'})", title_justify="left"
+        title=f"hawkwatch options (file: {result.file or 'none found'})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
     )
     table.add_column("option", no_wrap=True)
-    table.add_column("value", overflow="fold")
-    table.add_column("environment variable", overflow="fold")
-    table.add_column("source", overflow="fold", min_width=8)
+    table.add_column("value", overflow="fold", min_width=10)
+    if wide:
+        table.add_column("environment variable", no_wrap=True)
+    table.add_column("source", overflow="fold", min_width=12, ratio=1)
     for row in result.options:
-        table.add_row(row.option, repr(row.value), row.env, row.source)
-    Console(file=file, markup=False, emoji=False, highlight=False).print(table)
+        env = (row.env,) if wide else ()
+        table.add_row(row.option, repr(row.value), *env, row.source)
+    console.print(table)
+    if not wide:
+        console.print(
+            "environment variables: HAWKWATCH_ + the option in capitals, dots as underscores "
+            "(e.g. HAWKWATCH_GC_THRESHOLD_MS)"
+        )
 
 
 def to_json(result: OptionTable) -> dict[str, Any]:

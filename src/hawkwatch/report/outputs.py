@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import IO, Any, Final, cast
+from typing import IO, Any, Final, TextIO, cast
 
 from hawkwatch.errors import HawkwatchError, UsageError
 
@@ -121,7 +121,7 @@ def write_output(
     format: str,
     path: str | Path | None = None,
     *,
-    stdout: IO[str] | None = None,
+    stdout: TextIO | None = None,
 ) -> str:
     """Write ``result`` to ``path`` (``-`` or None: stdout); returns where it went.
 

@@ -19,11 +19,18 @@ FORMAT_VERSION: Final = 1
 def render_text(result: SessionList, file: TextIO) -> None:
     if not result.sessions:
         return  # the command says so on stderr
+    from rich import box
     from rich.console import Console
     from rich.filesize import decimal
     from rich.table import Table
 
-    table = Table(title=f"sessions in {result.root}", title_justify="left")
+    table = Table(
+        title=f"sessions in {result.root}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
     table.add_column("name", no_wrap=True, min_width=23)
     table.add_column("started", no_wrap=True)
     table.add_column("app", overflow="fold")
