@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rich import box
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from hawkwatch.model.report import StallSummary
+from hawkwatch.report._tables import simple_table
 from hawkwatch.report.paths import short_frame
 
 
@@ -20,7 +19,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
             f"Stalls ({stalls.count:,}, {_ms(stalls.total_ms)} in all; "
             f"p50 {_ms(stalls.p50_ms)}, p95 {_ms(stalls.p95_ms)}, longest {_ms(stalls.max_ms)})"
         )
-        groups = _table()
+        groups = simple_table()
         groups.add_column("stalls", justify="right", no_wrap=True)
         groups.add_column("total", justify="right", no_wrap=True)
         groups.add_column("longest", justify="right", no_wrap=True)
@@ -38,7 +37,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
                 where,
             )
         yield Group(Text(title, style="bold"), groups)
-        longest = _table()
+        longest = simple_table()
         longest.add_column("at", justify="right", no_wrap=True)
         longest.add_column("duration", justify="right", no_wrap=True)
         longest.add_column("loop", no_wrap=True)
@@ -57,7 +56,7 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
             )
         yield Group(Text("Longest stalls", style="bold"), longest)
     if stalls.hang_kills:
-        kills = _table()
+        kills = simple_table()
         kills.add_column("previous session")
         kills.add_column("stalled for", justify="right")
         kills.add_column("loop")
@@ -70,10 +69,6 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
                 Text(short_frame(kill.frame) if kill.frame else "(no stack)"),
             )
         yield Group(Text("Killed while stalled (earlier runs)", style="bold"), kills)
-
-
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
 
 
 def _ms(value: float) -> str:

@@ -10,7 +10,7 @@ from typing import Any, Final, TextIO
 
 from hawkwatch.analysis.crash_grouping import CrashGroup
 from hawkwatch.api.crashes import CrashGroups
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-crash-groups"
 FORMAT_VERSION: Final = 1
@@ -43,10 +43,6 @@ def to_json(result: CrashGroups) -> dict[str, Any]:
             "not_read": [{"path": path, "reason": why} for path, why in result.not_read],
         },
     )
-
-
-def render_json(result: CrashGroups, file: TextIO) -> None:
-    write_json(to_json(result), file)
 
 
 def summary(result: CrashGroups) -> str:

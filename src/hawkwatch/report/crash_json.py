@@ -13,11 +13,11 @@ but the last with ``inlined: true`` — the shape ``.ips`` files use.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final, TextIO
+from typing import Any, Final
 
 from hawkwatch.api.symbols import SymbolicatedCrash
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-crash"
 FORMAT_VERSION: Final = 1
@@ -32,8 +32,8 @@ def crash_to_json(report: CrashReport, missing: Iterable[CrashImage] = ()) -> di
     return document(FORMAT, FORMAT_VERSION, body)
 
 
-def render_symbolicated(result: SymbolicatedCrash, file: TextIO) -> None:
-    write_json(crash_to_json(result.report, result.missing), file, indent=1)
+def symbolicated_to_json(result: SymbolicatedCrash) -> dict[str, Any]:
+    return crash_to_json(result.report, result.missing)
 
 
 def _hex(value: int | None) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Final, TextIO
 
 from hawkwatch.api.symbols import DebugFileList
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 from hawkwatch.symbols import DebugFile
 
 FORMAT: Final = "hawkwatch-debug-files"
@@ -45,7 +45,3 @@ def to_json(result: DebugFileList) -> dict[str, Any]:
             "skipped": [{"source": source, "reason": why} for source, why in result.skipped],
         },
     )
-
-
-def render_json(result: DebugFileList, file: TextIO) -> None:
-    write_json(to_json(result), file, indent=1)

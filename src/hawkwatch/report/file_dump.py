@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Final, TextIO
 
 from hawkwatch.api.debug import FileDump
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-dump"
 FORMAT_VERSION: Final = 1
@@ -71,7 +71,3 @@ def to_json(result: FileDump) -> dict[str, Any]:
             journal_offset_in_log=layout.journal_offset_in_log,
         )
     return document(FORMAT, FORMAT_VERSION, body)
-
-
-def render_json(result: FileDump, file: TextIO) -> None:
-    write_json(to_json(result), file)

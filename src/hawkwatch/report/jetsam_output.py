@@ -6,7 +6,7 @@ from typing import Any, Final, TextIO
 
 from hawkwatch.api.jetsam import JetsamResult
 from hawkwatch.model.jetsam import JetsamEvent, JetsamProcess
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-jetsam"
 FORMAT_VERSION: Final = 1
@@ -70,10 +70,6 @@ def to_json(result: JetsamResult) -> dict[str, Any]:
             "memory_pages": event.memory_pages,
         },
     )
-
-
-def render_json(result: JetsamResult, file: TextIO) -> None:
-    write_json(to_json(result), file)
 
 
 def _mib(value: int | None) -> str:

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any, Final, TextIO
 
 from hawkwatch.api.options import OptionTable
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-options"
 FORMAT_VERSION: Final = 1
@@ -20,19 +20,13 @@ WIDE: Final = 120
 
 
 def render_text(result: OptionTable, file: TextIO, width: int | None = None) -> None:
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
+
+    from hawkwatch.report._tables import simple_table
 
     console = Console(file=file, width=width, markup=False, emoji=False, highlight=False)
     wide = console.width >= WIDE
-    table = Table(
-        title=f"hawkwatch options (file: {result.file or 'none found'})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-    )
+    table = simple_table(f"hawkwatch options (file: {result.file or 'none found'})")
     table.add_column("option", no_wrap=True)
     table.add_column("value", overflow="fold", min_width=10)
     if wide:
@@ -55,7 +49,3 @@ def to_json(result: OptionTable) -> dict[str, Any]:
         FORMAT_VERSION,
         {"file": result.file, "options": [dataclasses.asdict(row) for row in result.options]},
     )
-
-
-def render_json(result: OptionTable, file: TextIO) -> None:
-    write_json(to_json(result), file, indent=1)

@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import IO, Any, Final, TextIO, cast
 
 from hawkwatch.errors import HawkwatchError, UsageError
+from hawkwatch.report._json import write_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,17 +31,21 @@ class Output:
     is_binary: bool = False
     #: what opens the written file, for the status line
     opens_with: str | None = None
+    #: ``target`` returns a JSON document (``format`` first) instead of writing one; indented so
+    json_indent: int | None = None
 
     def renderer(self) -> Callable[[Any, IO[Any]], None]:
         module_name, _, function = self.target.partition(":")
-        return cast(
-            Callable[[Any, IO[Any]], None],
-            getattr(importlib.import_module(module_name), function),
-        )
+        found = getattr(importlib.import_module(module_name), function)
+        if self.json_indent is None:
+            return cast(Callable[[Any, IO[Any]], None], found)
+        to_json = cast(Callable[[Any], Mapping[str, Any]], found)
+        indent = self.json_indent
+        return lambda result, file: write_json(to_json(result), cast(TextIO, file), indent)
 
 
-def _json(module: str) -> Output:
-    return Output(f"hawkwatch.report.{module}:render_json", "json")
+def _json(module: str, function: str = "to_json", indent: int = 2) -> Output:
+    return Output(f"hawkwatch.report.{module}:{function}", "json", json_indent=indent)
 
 
 def _text(module: str, function: str = "render_text") -> Output:
@@ -52,7 +57,7 @@ OUTPUTS: Final[Mapping[str, Mapping[str, Output]]] = MappingProxyType(
     {
         "SessionReport": {
             "console": Output("hawkwatch.report.console:render", "txt"),
-            "json": Output("hawkwatch.report.json_report:render", "json"),
+            "json": _json("json_report", "to_json_dict"),
         },
         "CallTree": {
             "collapsed": Output(
@@ -75,14 +80,20 @@ OUTPUTS: Final[Mapping[str, Mapping[str, Output]]] = MappingProxyType(
                 "hawkwatch.formats.flamegraph_svg:render", "svg", opens_with="a web browser"
             ),
             "json": Output(
-                "hawkwatch.report.profile_output:render_json", "json", opens_with="any JSON reader"
+                "hawkwatch.report.profile_output:tree_to_json",
+                "json",
+                opens_with="any JSON reader",
+                json_indent=2,
             ),
         },
-        "ProfileListing": {"console": _text("profile_output"), "json": _json("profile_output")},
+        "ProfileListing": {
+            "console": _text("profile_output"),
+            "json": _json("profile_output", "listing_to_json"),
+        },
         "CrashGroups": {"console": _text("crash_groups"), "json": _json("crash_groups")},
         "SymbolicatedCrash": {
             "console": _text("crash_text", "render_symbolicated"),
-            "json": Output("hawkwatch.report.crash_json:render_symbolicated", "json"),
+            "json": _json("crash_json", "symbolicated_to_json", indent=1),
         },
         "JetsamResult": {"console": _text("jetsam_output"), "json": _json("jetsam_output")},
         "SessionList": {"console": _text("session_list"), "json": _json("session_list")},

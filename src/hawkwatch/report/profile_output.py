@@ -7,7 +7,7 @@ from typing import Any, Final, TextIO
 
 from hawkwatch.api.profile import ProfileListing
 from hawkwatch.model.profile import CallTree, calltree_to_json
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-profile"
 LIST_FORMAT: Final = "hawkwatch-profile-list"
@@ -29,12 +29,6 @@ def tree_to_json(tree: CallTree) -> dict[str, Any]:
             "roots": calltree_to_json(tree.roots),
         },
     )
-
-
-def render_json(result: CallTree | ProfileListing, file: TextIO) -> None:
-    """A call tree or a listing as JSON (the registry picks by type)."""
-    value = tree_to_json(result) if isinstance(result, CallTree) else listing_to_json(result)
-    write_json(value, file)
 
 
 def render_text(result: ProfileListing, file: TextIO) -> None:

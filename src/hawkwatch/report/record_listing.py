@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Final, TextIO
 
 from hawkwatch.api.listing import RecordListing
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-records"
 FORMAT_VERSION: Final = 1
@@ -30,10 +30,6 @@ def to_json(result: RecordListing) -> dict[str, Any]:
             "skipped": [{"line": s.line, "reason": s.reason} for s in result.skipped],
         },
     )
-
-
-def render_json(result: RecordListing, file: TextIO) -> None:
-    write_json(to_json(result), file)
 
 
 def summary(result: RecordListing) -> str:

@@ -10,7 +10,7 @@ import time
 from typing import Any, Final, TextIO
 
 from hawkwatch.api.listing import SessionList
-from hawkwatch.report._json import document, write_json
+from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-sessions"
 FORMAT_VERSION: Final = 1
@@ -19,18 +19,12 @@ FORMAT_VERSION: Final = 1
 def render_text(result: SessionList, file: TextIO) -> None:
     if not result.sessions:
         return  # the command says so on stderr
-    from rich import box
     from rich.console import Console
     from rich.filesize import decimal
-    from rich.table import Table
 
-    table = Table(
-        title=f"sessions in {result.root}",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-    )
+    from hawkwatch.report._tables import simple_table
+
+    table = simple_table(f"sessions in {result.root}")
     table.add_column("name", no_wrap=True, min_width=23)
     table.add_column("started", no_wrap=True)
     table.add_column("app", overflow="fold")
@@ -54,7 +48,3 @@ def to_json(result: SessionList) -> dict[str, Any]:
         FORMAT_VERSION,
         {"root": result.root, "sessions": [dataclasses.asdict(row) for row in result.sessions]},
     )
-
-
-def render_json(result: SessionList, file: TextIO) -> None:
-    write_json(to_json(result), file)
