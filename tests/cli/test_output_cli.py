@@ -194,3 +194,12 @@ def test_longest_stalls_at_80_columns_keep_file_and_line() -> None:
     assert "".join("".join(line.split()) for line in section).endswith(
         "render_report.<locals>.<genexpr>(reporting/stall_demo.py:1234)"
     )
+
+
+def test_debug_dump_escapes_what_would_drive_a_terminal(inputs, tmp_path) -> None:
+    log = tmp_path / "records.mtlog"
+    log.write_bytes(b"collection,key,value\ncpu,1.0,\x1b[2J\xff\x00 ok\n")
+    done = hawkwatch(inputs["home"], "debug", "dump", str(log))
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x00" not in done.stdout
+    assert done.stdout.splitlines()[1] == "       2 @       21  cpu,1.0,\\x1b[2J\\xff\\x00 ok"

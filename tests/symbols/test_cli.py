@@ -133,6 +133,19 @@ def test_symbols_add_of_nothing_usable_is_one_line_and_non_zero(tmp_path, home, 
     assert "Traceback" not in "".join(err)
 
 
+def test_a_zip_without_debug_files_says_what_it_holds(tmp_path, home, capsys):
+    import zipfile
+
+    empty, notes = tmp_path / "empty.zip", tmp_path / "notes.zip"
+    zipfile.ZipFile(empty, "w").close()
+    with zipfile.ZipFile(notes, "w") as archive:
+        archive.writestr("README.txt", "hello")
+    assert main(["symbols", "add", str(empty), str(notes)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"hawkwatch: skipped {empty}: empty zip archive: it holds no files" in err
+    assert f"hawkwatch: skipped {notes}: zip archive of 1 file(s), none Mach-O or ELF" in err
+
+
 def test_a_report_without_any_debug_files_is_printed_unsymbolicated(built, tmp_path, home, capsys):
     report = _write(built, tmp_path, "ips")
     _document, frames = _json_frames(capsys, ["symbolicate", str(report), "--format", "json"])
