@@ -108,9 +108,9 @@ def one_run(seconds: float, rate_hz: float, pyspy: str, work: Path) -> dict[str,
     hawkwatch = str(Path(sys.executable).with_name("hawkwatch"))
     command = [
         hawkwatch, "run", "--profile",
-        "-o", f"profiler.rate_hz={rate_hz}",
-        "-o", "profiler.window_s=5",
-        "-o", "cpu.highload_min_duration_s=5",
+        "-c", f"profiler.rate_hz={rate_hz}",
+        "-c", "profiler.window_s=5",
+        "-c", "cpu.highload_min_duration_s=5",
         "--", sys.executable, str(WORKLOAD), "--seconds", str(seconds), "--go-file", str(go),
     ]  # fmt: skip
     app = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, text=True)

@@ -21,7 +21,7 @@ kernels):
   aa           python cpu_mix.py                                     A/A control: the noise floor
   hw-base      hawkwatch run (every monitor off) -- python …         baseline for the profiler
   hw-budget    hawkwatch run --profile (only the profiler, default budget 1 %)
-  hw-100       hawkwatch run --profile -o profiler.rate_hz=100 (only the profiler)
+  hw-100       hawkwatch run --profile -c profiler.rate_hz=100 (only the profiler)
   pyinstrument python -m pyinstrument -i 0.01 …                      100 Hz
   py-spy       py-spy record --rate 100 -- python …                  100 Hz, pauses the process
   py-spy-nb    py-spy record --rate 100 --nonblocking -- python …    100 Hz, reads without pausing
@@ -80,7 +80,7 @@ def command(arm: str, scale: float, work: Path) -> list[str]:
         "aa": workload,
         "hw-base": [*hawkwatch, "--", *workload],
         "hw-budget": [*hawkwatch, "--profile", "--", *workload],
-        "hw-100": [*hawkwatch, "--profile", "-o", "profiler.rate_hz=100", "--", *workload],
+        "hw-100": [*hawkwatch, "--profile", "-c", "profiler.rate_hz=100", "--", *workload],
         "pyinstrument": [
             sys.executable, "-m", "pyinstrument", "-i", "0.01", "-r", "text",
             "-o", str(work / "pyinstrument.txt"), str(CPU_MIX), "--scale", str(scale),

@@ -24,7 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "formats": {"model", "errors", "store"},
     "analysis": {"model"},
     "symbols": {"model", "errors", "home"},
-    "report": {"model"},
+    "api": {"model", "errors", "store", "formats", "analysis", "symbols", "config", "home"},
+    "report": {"model", "api", "analysis", "symbols", "errors"},
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},
     "launcher": {"config", "errors", "model", "store", "runenv"},
@@ -32,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "server": {"*"},
     "uploader": {"model", "errors", "store", "home"},
     "__main__": {"cli"},
-    "__init__": {"agent", "errors", "_version"},
+    "__init__": {"agent", "api", "report", "errors", "_version"},
 }
 AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version", "runenv", "home")
 

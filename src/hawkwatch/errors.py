@@ -5,7 +5,9 @@
     ├── FormatError                input that holds nothing usable (.source, .offset, .reason)
     │   └── UnsupportedVersion     a file written by a newer, incompatible writer
     ├── StoreError                 the session store cannot be opened or written
-    └── NotASessionError           a path that is neither a hawkwatch nor an MTHawkeye session
+    ├── NotASessionError           a path that is neither a hawkwatch nor an MTHawkeye session
+    └── UsageError                 an argument that cannot be used: a missing folder, an unknown
+                                   collection, a count out of range (exit code 2, as argparse's)
 
 Agent entry points (``hawkwatch.start`` and friends) never let these reach user code; library
 functions and the CLI raise them with a message that names the thing, the place and the way out.
@@ -47,5 +49,11 @@ class StoreError(HawkwatchError):
 
 class NotASessionError(HawkwatchError):
     """A path given as a session is not a hawkwatch or MTHawkeye session folder."""
+
+    exit_code = 2
+
+
+class UsageError(HawkwatchError):
+    """An argument that cannot be used: a missing folder, an unknown name, a count out of range."""
 
     exit_code = 2

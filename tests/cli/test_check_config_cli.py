@@ -23,9 +23,11 @@ def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[
 
 def test_every_option_with_its_value_and_source(tmp_path: Path) -> None:
     (tmp_path / "hawkwatch.toml").write_text("[gc]\nthreshold_ms = 4\n")
-    result = _run(["--json", "-o", "resources.interval_s=2"], tmp_path, HAWKWATCH_APP_NAME="shop")
+    result = _run(["--json", "-c", "resources.interval_s=2"], tmp_path, HAWKWATCH_APP_NAME="shop")
     assert result.returncode == 0, result.stderr
-    rows = {row["option"]: row for row in map(json.loads, result.stdout.splitlines())}
+    document = json.loads(result.stdout)
+    assert (document["format"], document["format_version"]) == ("hawkwatch-options", 1)
+    rows = {row["option"]: row for row in document["options"]}
     assert rows["resources.interval_s"]["value"] == 2.0
     assert rows["resources.interval_s"]["source"] == "option resources.interval_s"
     assert rows["app.name"] == {

@@ -35,7 +35,7 @@ def test_crashes_groups_a_folder(crash_folder, capsys):
     assert lines[2].strip() == "representative: BadPointer.json"
     assert "4 crash reports in 3 groups" in err
     assert "1 duplicates of the same incident counted once" in err
-    assert "1 files not read (first: notes.txt: not a crash report" in err
+    assert "1 file not read (first: notes.txt: not a crash report" in err
 
 
 def test_crashes_json_twin(crash_folder, capsys):
@@ -91,7 +91,7 @@ def test_jetsam_json_and_app_choice(tmp_path, capsys):
     [
         ("jetsam", b'{"bug_type":"309"}\n{"threads":[]}', "is not a JetsamEvent (298)"),
         ("jetsam", b"\x00\x01binary", "no .ips metadata line"),
-        ("crashes", None, "not a folder"),
+        ("crashes", None, "input: no such file or folder"),
     ],
 )
 def test_errors_are_one_line_without_traceback(tmp_path, command, content, message):

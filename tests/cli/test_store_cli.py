@@ -46,8 +46,16 @@ def hawkwatch(request, tmp_path):
     return run
 
 
-def json_lines(text: str) -> list[dict[str, object]]:
-    return [json.loads(line) for line in text.splitlines()]
+def records_of(text: str) -> list[dict[str, object]]:
+    document = json.loads(text)
+    assert (document["format"], document["format_version"]) == ("hawkwatch-records", 1)
+    return document["records"]
+
+
+def sessions_of(text: str) -> list[dict[str, object]]:
+    document = json.loads(text)
+    assert (document["format"], document["format_version"]) == ("hawkwatch-sessions", 1)
+    return document["sessions"]
 
 
 def make_session(root: Path, start: float, records=RECORDS, app_name="shop") -> Session:
@@ -62,7 +70,7 @@ def test_records_json_prints_every_record_in_stored_order(hawkwatch, tmp_path):
     session = make_session(tmp_path / "home" / "sessions", 1_700_000_000.0)
     done = hawkwatch("records", str(session.path), "--json")
     assert done.returncode == 0, done.stderr
-    assert json_lines(done.stdout) == [
+    assert records_of(done.stdout) == [
         {"collection": "launch-time", "key": "1700000000.0", "value": "1700000000.0"},
         *({"collection": c, "key": k, "value": v} for c, k, v in RECORDS),
     ]
@@ -73,7 +81,7 @@ def test_records_json_filters_by_collection(hawkwatch, tmp_path):
     session = make_session(tmp_path / "home" / "sessions", 1_700_000_000.0)
     done = hawkwatch("records", str(session.path), "--collection", "cpu", "--json")
     assert done.returncode == 0, done.stderr
-    assert [(r["key"], r["value"]) for r in json_lines(done.stdout)] == [
+    assert [(r["key"], r["value"]) for r in records_of(done.stdout)] == [
         ("1700000001.0", "12.5"),
         ("1700000002.5", "13.0"),
     ]
@@ -87,7 +95,7 @@ def test_records_reads_unflushed_records_of_a_live_writer(hawkwatch, tmp_path):
     finally:
         store.close()
     assert done.returncode == 0, done.stderr
-    assert json_lines(done.stdout)[-1] == {"collection": "cpu", "key": "2.0", "value": "50.0"}
+    assert records_of(done.stdout)[-1] == {"collection": "cpu", "key": "2.0", "value": "50.0"}
 
 
 def test_records_of_an_mthawkeye_folder(hawkwatch, tmp_path):
@@ -99,7 +107,7 @@ def test_records_of_an_mthawkeye_folder(hawkwatch, tmp_path):
     )
     done = hawkwatch("records", str(folder), "--json")
     assert done.returncode == 0, done.stderr
-    assert json_lines(done.stdout) == [
+    assert records_of(done.stdout) == [
         {"collection": "cpu", "key": "1554251563.1", "value": "87.5"},
         {"collection": "fps", "key": "1554251563.5", "value": "58"},
     ]
@@ -127,7 +135,7 @@ def test_sessions_json_lists_sessions_oldest_first(hawkwatch, tmp_path):
     (root / "preferences").write_bytes(b"bplist00")
     done = hawkwatch("sessions", "--json")
     assert done.returncode == 0, done.stderr
-    rows = json_lines(done.stdout)
+    rows = sessions_of(done.stdout)
     assert [r["name"] for r in rows] == [first.name, second.name]
     assert [r["path"] for r in rows] == [str(first.path), str(second.path)]
     assert [r["app_name"] for r in rows] == ["first", "second"]
@@ -141,10 +149,44 @@ def test_sessions_json_with_an_explicit_root(hawkwatch, tmp_path):
     session = make_session(other, time.time())
     done = hawkwatch("sessions", "--root", str(other), "--json")
     assert done.returncode == 0, done.stderr
-    assert [r["name"] for r in json_lines(done.stdout)] == [session.name]
+    assert [r["name"] for r in sessions_of(done.stdout)] == [session.name]
 
 
 def test_sessions_with_nothing_recorded(hawkwatch):
     done = hawkwatch("sessions", "--json")
     assert done.returncode == 0, done.stderr
+    assert sessions_of(done.stdout) == []
+    assert "no sessions under" in done.stderr
+    assert hawkwatch("sessions").stdout == ""
+
+
+def test_sessions_of_a_root_that_does_not_exist_is_exit_2(hawkwatch, tmp_path):
+    done = hawkwatch("sessions", "--root", str(tmp_path / "nowhere"))
+    assert done.returncode == 2
+    assert (
+        done.stderr == f"hawkwatch: {tmp_path / 'nowhere'}: no such folder; pass the folder "
+        "that holds session folders\n"
+    )
+
+
+def test_records_takes_a_session_name_and_a_root(hawkwatch, tmp_path):
+    other = tmp_path / "other"
+    session = make_session(other, 1_700_000_000.0)
+    done = hawkwatch("records", session.name, "--root", str(other), "--collection", "cpu")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "cpu\t1700000001.0\t12.5\ncpu\t1700000002.5\t13.0\n"
+    newest = hawkwatch("records", "--root", str(other), "--json")
+    assert len(records_of(newest.stdout)) == 5
+
+
+def test_records_of_an_unknown_collection_is_exit_2_naming_the_ones_there(hawkwatch, tmp_path):
+    session = make_session(tmp_path / "home" / "sessions", 1_700_000_000.0)
+    done = hawkwatch("records", str(session.path), "--collection", "nosuch")
+    assert done.returncode == 2
     assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"hawkwatch: no collection 'nosuch' in {session.path}; it has: "
+        + ", ".join(sorted({"launch-time", *(c for c, _, _ in RECORDS)}))
+    ]
+    known = hawkwatch("records", str(session.path), "--collection", "fps")
+    assert (known.returncode, known.stdout) == (0, "")  # a real collection this run did not write

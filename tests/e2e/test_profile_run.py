@@ -38,14 +38,14 @@ print("burned")
 """
 
 OPTIONS = (
-    "-o", "cpu.highload_min_duration_s=1",
+    "-c", "cpu.highload_min_duration_s=1",
     # a shared CI machine may not give us a whole core, and an episode ends at the first check
     # below the threshold (MTHawkeye's rule): a low bar and checks long enough to average out
-    "-o", "cpu.highload_threshold=0.3",
-    "-o", "cpu.check_interval_s=0.2",
-    "-o", "cpu.check_interval_busy_s=0.25",
-    "-o", "profiler.window_s=1",
-    "-o", "profiler.rate_hz=50",
+    "-c", "cpu.highload_threshold=0.3",
+    "-c", "cpu.check_interval_s=0.2",
+    "-c", "cpu.check_interval_busy_s=0.25",
+    "-c", "profiler.window_s=1",
+    "-c", "profiler.rate_hz=50",
 )  # fmt: skip
 
 
@@ -141,7 +141,7 @@ def test_errors_are_one_line(runner: Runner, tmp_path: Path) -> None:
     app = runner.script("quiet.py", "print('hi')\n")
     assert (
         runner.hawkwatch(
-            "run", "-o", "cpu.enabled=false", "--", sys.executable, str(app)
+            "run", "-c", "cpu.enabled=false", "--", sys.executable, str(app)
         ).returncode
         == 0
     )

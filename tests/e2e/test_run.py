@@ -52,7 +52,7 @@ def busy_app(runner: Runner):
 @pytest.mark.slow
 def test_run_records_every_collection_with_plausible_values(runner: Runner, busy_app) -> None:
     result = runner.hawkwatch(
-        "run", "--app-name", "busy", "-o", "gc.threshold_ms=1", "--", sys.executable, str(busy_app)
+        "run", "--app-name", "busy", "-c", "gc.threshold_ms=1", "--", sys.executable, str(busy_app)
     )
     assert result.returncode == 0, result.stderr
     assert "app done 209715200" in result.stdout
@@ -173,7 +173,7 @@ def test_module_form_and_python_dash_m_hawkwatch(runner: Runner) -> None:
 def test_unknown_option_is_one_clear_line_and_nothing_runs(runner: Runner) -> None:
     script = runner.script("app.py", "open('ran', 'w').close()\n")
     result = runner.hawkwatch(
-        "run", "-o", "resources.intervall_s=1", "--", sys.executable, str(script)
+        "run", "-c", "resources.intervall_s=1", "--", sys.executable, str(script)
     )
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()

@@ -14,9 +14,9 @@ import jsonschema
 import pytest
 
 from hawkwatch.formats import collapsed, flamegraph_svg, pprof, speedscope
-from hawkwatch.formats.profile_exports import EXPORTERS, get_exporter
 from hawkwatch.model.profile import CallNode, CallTree, thread_frame
 from hawkwatch.model.stack import PyFrame
+from hawkwatch.report.outputs import OUTPUTS, render
 from tests.browser import dump_dom, serve, speedscope_release
 from tests.formats.pprof_proto import profile_message_class
 
@@ -204,16 +204,17 @@ document.getElementById("flame").addEventListener("load", function () {
 
 def test_every_registered_exporter_renders_an_empty_tree_as_an_empty_profile() -> None:
     rendered = {}
-    for name in EXPORTERS:
-        module = get_exporter(name)
-        out = io.BytesIO() if module.output_is_binary else io.StringIO()
-        module.render(CallTree(()), out)
+    for name, output in OUTPUTS["CallTree"].items():
+        out = io.BytesIO() if output.is_binary else io.StringIO()
+        render(CallTree(()), name, out)
         rendered[name] = out.getvalue()
-    assert set(rendered) == {"collapsed", "speedscope", "pprof", "svg"}
+    assert set(rendered) >= {"collapsed", "speedscope", "pprof", "svg", "json"}
     assert rendered["collapsed"] == ""
     document = json.loads(rendered["speedscope"])
     assert document["shared"]["frames"] == []
     assert [(p["samples"], p["weights"]) for p in document["profiles"]] == [([], [])]
+    assert json.loads(rendered["json"])["roots"] == []
+    assert json.loads(rendered["json"])["total"] == 0
     message = profile_message_class().FromString(gzip.decompress(rendered["pprof"]))
     assert (len(message.sample), len(message.location)) == (0, 0)
     assert 'data-total="0"' in rendered["svg"]

@@ -87,7 +87,7 @@ def test_an_envelope_is_stored_once_and_a_replay_is_acknowledged(
     ids=["json", "truncated-gzip", "bad-gzip", "bad-zstd", "unknown-encoding",
          "bad-record", "newer-version", "bad-artifact", "bad-tar"],
 )  # fmt: skip
-def test_bad_uploads_get_their_status_and_leave_nothing(
+def test_bad_uploads_get_their_status_and_leave_nothing(  # noqa: PLR0917 - parametrized
     live_server: LiveServer, key: str, body: bytes, headers: dict[str, str], status: int,
     reason: str,
 ) -> None:  # fmt: skip

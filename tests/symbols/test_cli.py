@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -105,12 +106,22 @@ def test_symbols_list_and_json(built, home, capsys):
     captured = capsys.readouterr()
     assert "debug file(s) added to" in captured.err
     assert main(["symbols", "list", "--format", "json"]) == 0
-    entries = json.loads(capsys.readouterr().out)
-    by_id = {entry["debug_id"]: entry for entry in entries}
+    document = json.loads(capsys.readouterr().out)
+    assert (document["format"], document["format_version"]) == ("hawkwatch-debug-files", 1)
+    by_id = {entry["debug_id"]: entry for entry in document["files"]}
     app = by_id[built.app_uuid.replace("-", "").lower()]
     assert app["has_debug_info"] and app["text_vmaddr"] == "0x100000000"
     assert main(["symbols", "list"]) == 0
     assert built.lib_uuid.replace("-", "").lower() in capsys.readouterr().out
+
+
+def test_a_symbols_folder_that_does_not_exist_is_a_usage_error(tmp_path, home, capsys):
+    crash = Path(__file__).resolve().parents[1] / "fixtures" / "crash" / "ips" / "nullderef.ips"
+    for command in (["symbolicate", str(crash)], ["crashes", str(crash.parent)]):
+        assert main([*command, "--symbols", str(tmp_path / "typo")]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == f"hawkwatch: --symbols {tmp_path / 'typo'}: no such folder or file\n"
 
 
 def test_symbols_add_of_nothing_usable_is_one_line_and_non_zero(tmp_path, home, capsys):
@@ -120,6 +131,19 @@ def test_symbols_add_of_nothing_usable_is_one_line_and_non_zero(tmp_path, home, 
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == "hawkwatch: no debug file with a UUID or build id found in the given paths"
     assert "Traceback" not in "".join(err)
+
+
+def test_a_zip_without_debug_files_says_what_it_holds(tmp_path, home, capsys):
+    import zipfile
+
+    empty, notes = tmp_path / "empty.zip", tmp_path / "notes.zip"
+    zipfile.ZipFile(empty, "w").close()
+    with zipfile.ZipFile(notes, "w") as archive:
+        archive.writestr("README.txt", "hello")
+    assert main(["symbols", "add", str(empty), str(notes)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert f"hawkwatch: skipped {empty}: empty zip archive: it holds no files" in err
+    assert f"hawkwatch: skipped {notes}: zip archive of 1 file(s), none Mach-O or ELF" in err
 
 
 def test_a_report_without_any_debug_files_is_printed_unsymbolicated(built, tmp_path, home, capsys):

@@ -1,22 +1,18 @@
-"""``hawkwatch crashes DIR``: the crash reports under a folder, grouped by fingerprint."""
+"""``hawkwatch crashes PATH``: the crash reports under a folder, grouped by fingerprint."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
-from hawkwatch.analysis.crash_grouping import CrashGroup, GroupingConfig, group_crashes
-from hawkwatch.errors import FormatError, HawkwatchError
-from hawkwatch.formats.crash import read_crash
-from hawkwatch.model.crash import CrashReport
+from hawkwatch.api.crashes import group_crashes
+from hawkwatch.cli._common import add_output_arguments, add_symbols_argument, emit, status
+from hawkwatch.report.crash_groups import summary
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="DIR", help="a folder of .crash, .ips or KSCrash files")
+    parser.add_argument(
+        "path", metavar="PATH", help="a folder of .crash, .ips or KSCrash files (or one file)"
+    )
     parser.add_argument(
         "--frames", type=int, default=5, metavar="N", help="in-app frames per fingerprint (5)"
     )
@@ -40,138 +36,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="symbolicate every report first (symbol store), so unsymbolicated reports group "
         "by function instead of by image",
     )
-    parser.add_argument(
-        "--symbols",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="also search this folder for debug files; implies --symbolicate (repeatable)",
+    add_symbols_argument(
+        parser, "also search this folder for debug files; implies --symbolicate (repeatable)"
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    add_output_arguments(parser, "CrashGroups")
 
 
 def run(args: argparse.Namespace) -> int:
-    root = Path(args.path).expanduser()
-    if not root.is_dir():
-        raise HawkwatchError(f"{root}: not a folder")
-    if args.frames < 1:
-        raise HawkwatchError(f"--frames must be at least 1, not {args.frames}")
-    config = GroupingConfig(
+    result = group_crashes(
+        args.path,
         frames=args.frames,
-        in_app_include=tuple(args.in_app),
-        in_app_exclude=tuple(args.not_in_app)
-        if args.not_in_app is not None
-        else GroupingConfig().in_app_exclude,
+        in_app=args.in_app,
+        not_in_app=args.not_in_app,
+        symbolicate=args.symbolicate,
+        symbols=args.symbols,
     )
-    reports, duplicates, unreadable = _read_all(root)
-    if args.symbolicate or args.symbols:
-        reports = _symbolicated(reports, args.symbols)
-    groups = group_crashes(reports, config)
-    if args.json:
-        document = {
-            "folder": str(root),
-            "reports": len(reports),
-            "duplicates": duplicates,
-            "groups": [_group_json(group, root) for group in groups],
-            "not_read": [
-                {"path": _relative(path, root), "reason": why} for path, why in unreadable
-            ],
-        }
-        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(_text(groups, root))
-    summary = f"{len(reports):,} crash reports in {len(groups):,} groups from {root}"
-    if duplicates:
-        summary += f"; {duplicates:,} duplicates of the same incident counted once"
-    if unreadable:
-        path, why = unreadable[0]
-        summary += f"; {len(unreadable):,} files not read (first: {_relative(path, root)}: {why})"
-    print(summary, file=sys.stderr)
-    return 0 if reports or not unreadable else 1
-
-
-def _files(root: Path) -> Iterator[Path]:
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.startswith(".") and "LICENSE" not in path.name:
-            yield path
-
-
-def _read_all(root: Path) -> tuple[list[tuple[str, CrashReport]], int, list[tuple[Path, str]]]:
-    reports: list[tuple[str, CrashReport]] = []
-    seen: set[str] = set()
-    duplicates = 0
-    unreadable: list[tuple[Path, str]] = []
-    for path in _files(root):
-        try:
-            report = read_crash(path).value
-        except FormatError as exc:
-            unreadable.append((path, exc.reason))
-            continue
-        incident = (report.incident_id or "").upper()
-        if incident and incident.strip("0-"):
-            if incident in seen:
-                duplicates += 1
-                continue
-            seen.add(incident)
-        reports.append((_relative(path, root), report))
-    return reports, duplicates, unreadable
-
-
-def _symbolicated(
-    reports: list[tuple[str, CrashReport]], folders: list[str]
-) -> list[tuple[str, CrashReport]]:
-    from hawkwatch.symbols import SymbolStore, symbolic, symbolicate
-
-    symbolic()  # names the extra to install when it is missing
-    store = SymbolStore(None, extra=folders)
-    return [(source, symbolicate(report, store)) for source, report in reports]
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)
-
-
-def _when(value: str | None) -> str:
-    if not value:
-        return "-"
-    return value.replace("T", " ")[:19]
-
-
-def _text(groups: list[CrashGroup], root: Path) -> str:
-    if not groups:
-        return f"no crash reports under {root}\n"
-    lines = [f"{'COUNT':>5}  {'FIRST SEEN':<19}  {'LAST SEEN':<19}  {'GROUP':<16}  CRASH"]
-    for group in groups:
-        key = group.fingerprint
-        lines.append(
-            f"{group.count:>5}  {_when(group.first_seen):<19}  {_when(group.last_seen):<19}  "
-            f"{key.hash:<16}  {key.title}"
-        )
-        lines.append(f"{'':>5}  representative: {group.representative}")
-    return "\n".join(lines) + "\n"
-
-
-def _group_json(group: CrashGroup, root: Path) -> dict[str, Any]:
-    key = group.fingerprint
-    first = group.reports[0]
-    return {
-        "fingerprint": key.hash,
-        "variant": key.variant,
-        "title": key.title,
-        "components": list(key.components),
-        "count": group.count,
-        "first_seen": group.first_seen,
-        "last_seen": group.last_seen,
-        "representative": group.representative,
-        "process": first.process,
-        "exception": {
-            "type": first.exception.type,
-            "signal": first.exception.signal,
-            "name": first.exception.name,
-            "reason": first.exception.reason,
-        },
-        "reports": group.sources,
-    }
+    emit(result, args)
+    status(summary(result))
+    return 0 if result.reports or not result.not_read else 1

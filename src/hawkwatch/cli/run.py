@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hawkwatch.api.options import parse_options
+from hawkwatch.cli._common import add_option_arguments
 from hawkwatch.errors import ConfigError
 
 
@@ -25,15 +27,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="turn the continuous profiler on (same as -o profiler.enabled=true)",
+        help="turn the continuous profiler on (same as -c profiler.enabled=true)",
     )
-    parser.add_argument(
-        "-o",
-        "--option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="any option, e.g. -o resources.interval_s=1 (see hawkwatch check-config)",
+    add_option_arguments(
+        parser, "any option, e.g. -c resources.interval_s=1 (see hawkwatch check-config)"
     )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments")
 
@@ -69,13 +66,3 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return exit_like(outcome)
-
-
-def parse_options(items: list[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ConfigError(f"-o {item!r}: expected NAME=VALUE, e.g. -o gc.threshold_ms=5")
-        options[name.strip()] = value
-    return options

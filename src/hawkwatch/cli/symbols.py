@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
+from hawkwatch.api.symbols import add_debug_files, list_debug_files
+from hawkwatch.cli._common import add_output_arguments, emit, status
 from hawkwatch.errors import HawkwatchError
-from hawkwatch.symbols import DebugFile, SymbolStore
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -15,6 +14,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     common.add_argument(
         "--root", metavar="DIR", help="symbol store folder (default: $HAWKWATCH_HOME/symbols)"
     )
+    add_output_arguments(common, "DebugFileList")
     sub = parser.add_subparsers(dest="symbols_command", metavar="ACTION", required=True)
     add = sub.add_parser(
         "add",
@@ -22,54 +22,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="index dSYM bundles, Mach-O / ELF files, folders or zip archives of them",
     )
     add.add_argument("paths", nargs="+", metavar="PATH")
-    listing = sub.add_parser(
-        "list", parents=[common], help="the stored debug files, one per debug id"
-    )
-    listing.add_argument("--format", choices=("text", "json"), default="text")
+    sub.add_parser("list", parents=[common], help="the stored debug files, one per debug id")
 
 
 def run(args: argparse.Namespace) -> int:
-    store = SymbolStore(args.root)
-    if args.symbols_command == "add":
-        result = store.add(args.paths)
-        for info in result.added:
-            print(_line(info))
-        for source, reason in result.skipped:
-            print(f"skipped {source}: {reason}", file=sys.stderr)
-        print(
-            f"{len(result.added)} debug file(s) added to {store.root}, "
-            f"{len(result.skipped)} skipped",
-            file=sys.stderr,
-        )
-        if not result.added and result.skipped:
-            raise HawkwatchError("no debug file with a UUID or build id found in the given paths")
+    if args.symbols_command == "list":
+        result = list_debug_files(args.root)
+        emit(result, args)
+        status(f"{len(result.files)} debug file(s) in {result.root}")
         return 0
-    entries = store.entries()
-    if args.format == "json":
-        json.dump(
-            [
-                {
-                    "debug_id": info.debug_id,
-                    "code_id": info.code_id,
-                    "arch": info.arch,
-                    "name": info.name,
-                    "has_debug_info": info.has_debug_info,
-                    "text_vmaddr": f"0x{info.text_vmaddr:x}",
-                    "source": info.source,
-                }
-                for info in entries
-            ],
-            sys.stdout,
-            indent=1,
-        )
-        print()
-        return 0
-    for info in entries:
-        print(_line(info))
-    print(f"{len(entries)} debug file(s) in {store.root}", file=sys.stderr)
+    result = add_debug_files(args.paths, args.root)
+    emit(result, args)
+    for source, reason in result.skipped:
+        status(f"skipped {source}: {reason}")
+    status(
+        f"{len(result.files)} debug file(s) added to {result.root}, {len(result.skipped)} skipped"
+    )
+    if not result.files and result.skipped:
+        raise HawkwatchError("no debug file with a UUID or build id found in the given paths")
     return 0
-
-
-def _line(info: DebugFile) -> str:
-    kind = "dwarf " if info.has_debug_info else "symtab"
-    return f"{info.debug_id}  {info.arch:<7} {kind}  {info.name}  ({info.source})"

@@ -27,6 +27,7 @@ from hawkwatch.model.report import (
     SessionReport,
     SpanStats,
 )
+from hawkwatch.report._tables import simple_table
 from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.cpu_section import cpu_sections
 from hawkwatch.report.sparkline import sparkline
@@ -77,7 +78,7 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
     if report.errors:
         yield _errors(report)
     if report.other_collections:
-        table = _table()
+        table = simple_table()
         table.add_column("collection")
         table.add_column("records", justify="right")
         for count in report.other_collections:
@@ -85,10 +86,6 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
         yield _titled("Other collections", table)
     if report.findings or report.skipped_lines:
         yield _skipped(report)
-
-
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
 
 
 def _titled(title: str, table: Table, note: str | None = None) -> Group:
@@ -129,7 +126,7 @@ def _launch(launch: LaunchBreakdown) -> Group:
     if launch.duration_ms is not None:
         title += f" · {_ms(launch.duration_ms)} from process start to {launch.end_label}"
     note = "not captured: " + ", ".join(launch.not_captured) if launch.not_captured else None
-    table = _table()
+    table = simple_table()
     table.add_column("phase")
     table.add_column("at", justify="right")
     table.add_column("step", justify="right")
@@ -150,7 +147,7 @@ def _bar(part: float, whole: float) -> str:
 
 
 def _resources(resources: tuple[SeriesStats, ...]) -> Iterator[Group]:
-    table = _table()
+    table = simple_table()
     table.add_column("series", no_wrap=True)
     table.add_column("samples", justify="right", no_wrap=True)
     for name in ("min", "mean", "p95", "max", "last"):
@@ -167,7 +164,7 @@ def _resources(resources: tuple[SeriesStats, ...]) -> Iterator[Group]:
     yield _titled(
         "Resources", table, "mean and p95 are weighted by time: each sample holds until the next"
     )
-    charts = _table()
+    charts = simple_table()
     charts.add_column("series", no_wrap=True)
     charts.add_column("from", justify="right", no_wrap=True)
     charts.add_column("min", justify="right", no_wrap=True)
@@ -191,7 +188,7 @@ def _resources(resources: tuple[SeriesStats, ...]) -> Iterator[Group]:
 def _events(report: SessionReport) -> Group:
     shown, total = len(report.events), report.events_total
     note = f"first {shown:,} of {total:,} events" if shown < total else None
-    table = _table()
+    table = simple_table()
     table.add_column("at", justify="right", no_wrap=True)
     table.add_column("event")
     table.add_column("extra")
@@ -206,7 +203,7 @@ def _spans(spans: SpanStats) -> Iterator[Group]:
         if len(spans.groups) < spans.group_count
         else None
     )
-    groups = _table()
+    groups = simple_table()
     groups.add_column("name")
     for name in ("count", "total", "mean", "p95", "max", "errors"):
         groups.add_column(name, justify="right")
@@ -221,7 +218,7 @@ def _spans(spans: SpanStats) -> Iterator[Group]:
             f"{group.error_count:,}" if group.error_count else "",
         )
     yield _titled(f"Spans ({spans.count:,} in {_plural(spans.group_count, 'name')})", groups, note)
-    slowest = _table()
+    slowest = simple_table()
     slowest.add_column("at", justify="right", no_wrap=True)
     slowest.add_column("name")
     slowest.add_column("duration", justify="right")
@@ -239,7 +236,7 @@ def _spans(spans: SpanStats) -> Iterator[Group]:
 
 
 def _gc(gc: GcPauseSummary) -> Iterator[Group]:
-    summary = _table()
+    summary = simple_table()
     summary.add_column("generation", justify="right")
     summary.add_column("pauses", justify="right")
     summary.add_column("total", justify="right")
@@ -253,7 +250,7 @@ def _gc(gc: GcPauseSummary) -> Iterator[Group]:
         )
     title = f"GC pauses ({gc.count:,}, {_ms(gc.total_ms)} in all, longest {_ms(gc.max_ms)})"
     yield _titled(title, summary)
-    worst = _table()
+    worst = simple_table()
     worst.add_column("at", justify="right", no_wrap=True)
     worst.add_column("gen", justify="right")
     worst.add_column("duration", justify="right")
@@ -271,7 +268,7 @@ def _gc(gc: GcPauseSummary) -> Iterator[Group]:
 
 
 def _imports(imports: ImportSummary) -> Group:
-    table = _table()
+    table = simple_table()
     table.add_column("module")
     table.add_column("cumulative", justify="right")
     table.add_column("self", justify="right")
@@ -312,7 +309,7 @@ def _exit(state: ExitState | None, source: str) -> Text:
 def _errors(report: SessionReport) -> Group:
     shown, total = len(report.errors), report.errors_total
     note = f"first {shown:,} of {total:,}" if shown < total else None
-    table = _table()
+    table = simple_table()
     table.add_column("at", justify="right", no_wrap=True)
     table.add_column("monitor")
     table.add_column("phase")
@@ -335,7 +332,7 @@ def _skipped(report: SessionReport) -> RenderableType:
     )
     if not report.findings:
         return Text(f"Skipped: {note}")
-    table = _table()
+    table = simple_table()
     table.add_column("collection")
     table.add_column("reason")
     table.add_column("records", justify="right")

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rich import box
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from hawkwatch.model.report import StallSummary
+from hawkwatch.report._tables import simple_table
 from hawkwatch.report.paths import short_frame
 
 
@@ -20,12 +19,12 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
             f"Stalls ({stalls.count:,}, {_ms(stalls.total_ms)} in all; "
             f"p50 {_ms(stalls.p50_ms)}, p95 {_ms(stalls.p95_ms)}, longest {_ms(stalls.max_ms)})"
         )
-        groups = _table()
-        groups.add_column("stalls", justify="right")
-        groups.add_column("total", justify="right")
-        groups.add_column("longest", justify="right")
-        groups.add_column("loop")
-        groups.add_column("blocking frame")
+        groups = simple_table()
+        groups.add_column("stalls", justify="right", no_wrap=True)
+        groups.add_column("total", justify="right", no_wrap=True)
+        groups.add_column("longest", justify="right", no_wrap=True)
+        groups.add_column("loop", no_wrap=True)
+        groups.add_column("blocking frame", overflow="fold")
         for group in stalls.groups:
             where = Text(short_frame(group.frame))
             if group.source_line:
@@ -38,13 +37,14 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
                 where,
             )
         yield Group(Text(title, style="bold"), groups)
-        longest = _table()
+        longest = simple_table()
         longest.add_column("at", justify="right", no_wrap=True)
-        longest.add_column("duration", justify="right")
-        longest.add_column("loop")
-        longest.add_column("thread")
-        longest.add_column("GC", justify="right")
-        longest.add_column("blocking frame")
+        longest.add_column("duration", justify="right", no_wrap=True)
+        longest.add_column("loop", no_wrap=True)
+        longest.add_column("thread", overflow="fold")
+        longest.add_column("GC", justify="right", no_wrap=True)
+        # the column that gives way folds: file:line is never cut off
+        longest.add_column("blocking frame", overflow="fold", ratio=1)
         for row in stalls.longest:
             longest.add_row(
                 "?" if row.offset_s is None else f"{row.offset_s:+,.3f} s",
@@ -56,11 +56,11 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
             )
         yield Group(Text("Longest stalls", style="bold"), longest)
     if stalls.hang_kills:
-        kills = _table()
+        kills = simple_table()
         kills.add_column("previous session")
         kills.add_column("stalled for", justify="right")
         kills.add_column("loop")
-        kills.add_column("stalled in")
+        kills.add_column("stalled in", overflow="fold")
         for kill in stalls.hang_kills:
             kills.add_row(
                 Text(kill.previous_session),
@@ -69,10 +69,6 @@ def stall_section(stalls: StallSummary) -> Iterator[Group]:
                 Text(short_frame(kill.frame) if kill.frame else "(no stack)"),
             )
         yield Group(Text("Killed while stalled (earlier runs)", style="bold"), kills)
-
-
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
 
 
 def _ms(value: float) -> str:

@@ -8,17 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from hawkwatch.model.report import CpuFrameRow, CpuSummary
+from hawkwatch.report._tables import simple_table
 from hawkwatch.report.paths import short_frame
-
-
-def _table() -> Table:
-    return Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
 
 
 def _titled(title: str, table: Table, note: str | None = None) -> Group:
@@ -36,7 +32,7 @@ def _frames(frames: tuple[CpuFrameRow, ...]) -> Text:
 def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
     """One table of episodes (if any), one of the profiler's costliest frames (if it ran)."""
     if cpu.episodes_total:
-        table = _table()
+        table = simple_table()
         table.add_column("at", justify="right", no_wrap=True)
         table.add_column("lasting", justify="right", no_wrap=True)
         table.add_column("average", justify="right", no_wrap=True)
@@ -59,7 +55,7 @@ def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
         yield _titled(f"CPU high load ({cpu.episodes_total:,} episodes)", table, note)
     if cpu.profiler is not None:
         p = cpu.profiler
-        table = _table()
+        table = simple_table()
         table.add_column("self", justify="right", no_wrap=True)
         table.add_column("total", justify="right", no_wrap=True)
         table.add_column("frame", overflow="fold")

@@ -1,4 +1,7 @@
-"""The crash model as JSON: what ``hawkwatch symbolicate --format json`` prints.
+"""The crash model as JSON (``hawkwatch-crash``): what ``hawkwatch symbolicate --json`` prints.
+
+Top level: ``format``, ``format_version``, then the report; ``source_format`` says what it was
+read from (``apple-text``, ``ips``, ``kscrash``).
 
 Addresses are hex strings (``"0x1045490f0"``: 64-bit values lose precision as JSON numbers in
 most readers). Each frame carries ``address``, ``image``, ``symbol``, ``symbol_offset``, ``file``,
@@ -10,20 +13,27 @@ but the last with ``inlined: true`` — the shape ``.ips`` files use.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
+from hawkwatch.api.symbols import SymbolicatedCrash
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread
+from hawkwatch.report._json import document
 
-FORMAT_VERSION = 1
+FORMAT: Final = "hawkwatch-crash"
+FORMAT_VERSION: Final = 1
 
 
 def crash_to_json(report: CrashReport, missing: Iterable[CrashImage] = ()) -> dict[str, Any]:
     """A JSON-ready dict of ``report``; ``missing`` lists images that had no debug file."""
-    document = _report(report)
-    document["missing_debug_files"] = [
+    body = _report(report)
+    body["missing_debug_files"] = [
         {"name": image.name, "uuid": image.uuid, "debug_id": image.debug_id} for image in missing
     ]
-    return {"version": FORMAT_VERSION, **document}
+    return document(FORMAT, FORMAT_VERSION, body)
+
+
+def symbolicated_to_json(result: SymbolicatedCrash) -> dict[str, Any]:
+    return crash_to_json(result.report, result.missing)
 
 
 def _hex(value: int | None) -> str | None:
@@ -33,7 +43,7 @@ def _hex(value: int | None) -> str | None:
 def _report(report: CrashReport) -> dict[str, Any]:
     exception = report.exception
     return {
-        "format": report.format,
+        "source_format": report.format,
         "incident_id": report.incident_id,
         "timestamp": report.timestamp,
         "process": report.process,

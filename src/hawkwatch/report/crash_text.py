@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import PurePosixPath
+from typing import TextIO
 
+from hawkwatch.api.symbols import SymbolicatedCrash
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread, SourceLocation
 
 # headers printed from the typed fields (or the exception block), never twice from metadata
@@ -64,6 +66,10 @@ def _apple_time(iso: str) -> str:
     text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 100:04d}"
     offset = moment.strftime("%z")
     return f"{text} {offset}" if offset else text
+
+
+def render_symbolicated(result: SymbolicatedCrash, file: TextIO) -> None:
+    file.write(render_crash_text(result.report, result.missing))
 
 
 def render_crash_text(report: CrashReport, missing: Iterable[CrashImage] = ()) -> str:

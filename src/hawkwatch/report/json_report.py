@@ -10,10 +10,10 @@ Unix seconds. New fields may be added within a format version; none are renamed 
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any, TextIO
 
 from hawkwatch.model.report import REPORT_FORMAT, REPORT_VERSION, SessionReport
+from hawkwatch.report._json import write_json
 
 output_file_extension = "json"
 
@@ -26,8 +26,7 @@ def to_json_dict(report: SessionReport) -> dict[str, Any]:
 
 def render(report: SessionReport, file: TextIO, width: int | None = None) -> None:
     """Write the report as indented JSON (``width`` is accepted for the shared contract)."""
-    json.dump(to_json_dict(report), file, indent=2, ensure_ascii=False)
-    file.write("\n")
+    write_json(to_json_dict(report), file)
 
 
 def _jsonable(value: Any) -> Any:

@@ -17,8 +17,6 @@ from rich.text import Text
 from hawkwatch.model.network import NetworkReport
 from hawkwatch.model.records import NetworkTransaction
 
-output_file_extension = "txt"
-
 BAR_WIDTH: Final = 24
 _GLYPHS: Final = (
     ("queue", "q", "grey50"),

@@ -10,15 +10,12 @@ response_bytes, error, failed_phase`` plus ``start, host, thread, task, on_loop_
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Any, TextIO
+from typing import Any
 
 import msgspec
 
 from hawkwatch.model.network import NETWORK_FORMAT, NETWORK_VERSION, NetworkReport
 from hawkwatch.model.records import NetworkTransaction
-
-output_file_extension = "json"
 
 
 def request_dict(request: NetworkTransaction) -> dict[str, Any]:
@@ -48,7 +45,3 @@ def to_json_dict(report: NetworkReport) -> dict[str, Any]:
         "rejected": report.rejected,
     }
 
-
-def render(report: NetworkReport, file: TextIO, width: int | None = None) -> None:
-    json.dump(to_json_dict(report), file, indent=2, ensure_ascii=False)
-    file.write("\n")

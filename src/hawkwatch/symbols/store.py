@@ -279,7 +279,7 @@ def _scan_file(path: Path, skipped: list[tuple[str, str]], *, quiet: bool) -> It
     try:
         with path.open("rb") as handle:
             head = handle.read(8)
-            if head[:4] == ZIP_MAGIC:
+            if head[:4] in (ZIP_MAGIC, EMPTY_ZIP_MAGIC):
                 yield from _scan_zip(path, skipped)
                 return
             if not looks_like_object(head):
@@ -292,14 +292,23 @@ def _scan_file(path: Path, skipped: list[tuple[str, str]], *, quiet: bool) -> It
         skipped.append((str(path), exc.strerror or str(exc)))
 
 
+#: an archive with no members is only its end-of-central-directory record
+EMPTY_ZIP_MAGIC = b"PK\x05\x06"
+
+
 def _scan_zip(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Found]:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         skipped.append((str(path), f"unreadable zip archive: {exc}"))
         return
+    objects = 0
     with archive:
-        for member in archive.infolist():
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        if not members:
+            skipped.append((str(path), "empty zip archive: it holds no files"))
+            return
+        for member in members:
             if member.is_dir() or "__MACOSX/" in member.filename:
                 continue
             label = f"{path}!{member.filename}"
@@ -311,7 +320,10 @@ def _scan_zip(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Found]:
             except (zipfile.BadZipFile, OSError, EOFError) as exc:
                 skipped.append((label, f"unreadable zip member: {exc}"))
                 continue
+            objects += 1
             yield from _objects(data, Path(member.filename).name, label, skipped)
+    if not objects:
+        skipped.append((str(path), f"zip archive of {len(members)} file(s), none Mach-O or ELF"))
 
 
 def _objects(

@@ -1,0 +1,58 @@
+"""``hawkwatch report`` as a function: one session → ``SessionReport``."""
+
+from __future__ import annotations
+
+import linecache
+
+from hawkwatch.analysis.cpu_report import build_cpu_summary
+from hawkwatch.analysis.session_report import build_session_report
+from hawkwatch.api.session import Session
+from hawkwatch.model.report import CpuSummary, SessionReport
+
+
+def session_report(session: Session) -> SessionReport:
+    """What happened over one run: launch, resources, CPU, events, spans, stalls, GC, exit.
+
+    Stall groups show their blocking line's source text when the file is readable here.
+    """
+    return build_session_report(
+        session.records,
+        session.metadata,
+        name=session.name,
+        source=session.source,
+        skipped_lines=len(session.skipped),
+        read_line=linecache.getline,
+        cpu=cpu_summary(session),
+    )
+
+
+def cpu_summary(session: Session) -> CpuSummary | None:
+    """High-load episodes and profiler windows, side files included."""
+    return build_cpu_summary(
+        session.highload.value,
+        session.profiles.value,
+        start=session.start_time,
+        skipped=session.side_file_problems,
+    )
+
+
+def report_warnings(session: Session, report: SessionReport) -> list[str]:
+    """What the reader should know about how complete ``report`` is (one sentence each)."""
+    problems = []
+    if session.skipped:
+        first, count = session.skipped[0], len(session.skipped)
+        problems.append(
+            f"skipped {count:,} unreadable line{_s(count)} (first: line {first.line}, "
+            f"{first.reason})"
+        )
+    unusable = sum(finding.count for finding in report.findings)
+    if unusable:
+        problems.append(
+            f"left out {unusable:,} record{_s(unusable)} whose values could not be used "
+            "(see 'Skipped records' in the report)"
+        )
+    return problems
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
