@@ -116,12 +116,14 @@ def _known_type(flags: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
     kind = flags & np.uint32(0xFF)
     ok = np.isin(kind, np.array(_VALID_TYPES, dtype=np.uint32))
     vm = (kind & np.uint32(TYPE_VM_ALLOCATE | TYPE_VM_DEALLOCATE)) != 0
-    return ok & (vm | ((flags >> np.uint32(24)) == 0))
+    out: npt.NDArray[np.bool_] = ok & (vm | ((flags >> np.uint32(24)) == 0))
+    return out
 
 
 def _aligned(address: U64, flags: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
     malloc = (flags & np.uint32(TYPE_ALLOC | TYPE_DEALLOC)) != 0
-    return ~malloc | ((address & np.uint64(0xF)) == 0)
+    out: npt.NDArray[np.bool_] = ~malloc | ((address & np.uint64(0xF)) == 0)
+    return out
 
 
 def detect_layout(data: bytes | memoryview | mmap.mmap) -> tuple[str, float]:

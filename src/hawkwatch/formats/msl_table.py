@@ -104,9 +104,7 @@ def parse_nodes(
         refcounts = None
     roots = used & (parents == np.uint64(ROOT))
     root_pcs = pcs[roots]
-    thread_frames = (
-        not lite and len(root_pcs) > 0 and bool((root_pcs % np.uint64(8) == 1).all())
-    )
+    thread_frames = not lite and len(root_pcs) > 0 and bool((root_pcs % np.uint64(8) == 1).all())
     if thread_frames:
         notes.append("coldest frames are thread ids (libmalloc full mode): dropped")
     return MslTable(pcs, parents, refcounts, thread_frames, tuple(notes))

@@ -102,7 +102,8 @@ class UniquingTable(Generic[F]):
         return tuple(frames)
 
 
-class Group(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Group:
     """Live allocations sharing one stack and one category."""
 
     stack_id: int
@@ -169,7 +170,7 @@ def merge_groups(groups: Iterable[Group]) -> tuple[Group, ...]:
         into = merged.setdefault((group.stack_id, group.category), [0, 0])
         into[0] += group.bytes
         into[1] += group.count
-    out = [Group(stack, category, size, count) for (stack, category), (size, count) in merged.items()]
+    out = [Group(stack, name, size, count) for (stack, name), (size, count) in merged.items()]
     out.sort(key=lambda group: (-group.bytes, -group.count, group.stack_id, group.category))
     return tuple(out)
 
