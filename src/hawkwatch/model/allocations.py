@@ -12,11 +12,13 @@ snapshots of one process (the same table), which is what leak detection needs.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+import bisect
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Generic, NamedTuple, TypeVar
 
 from hawkwatch.model.crash import CrashImage
+from hawkwatch.model.profile import CallNode, CallTree, Frame
 from hawkwatch.model.stack import PyFrame
 
 F = TypeVar("F", bound=Hashable)
@@ -200,3 +202,97 @@ def growth(before: LiveAllocations, after: LiveAllocations) -> list[Growth]:
         )
     out.sort(key=lambda g: (-g.bytes_delta, -g.count_delta, g.stack_id, g.category))
     return out
+
+
+class ImageLocator:
+    """Address → image: the one with the largest load address at or below it (and, when the
+    image's end is known, not past it) — MTHawkeye records no sizes, crash reports do."""
+
+    def __init__(self, images: Sequence[CrashImage]) -> None:
+        ordered = sorted(images, key=lambda image: image.load_address)
+        self._images = ordered
+        self._bases = [image.load_address for image in ordered]
+
+    def image_for(self, address: int) -> CrashImage | None:
+        position = bisect.bisect_right(self._bases, address) - 1
+        if position < 0:
+            return None
+        image = self._images[position]
+        return image if image.contains(address) else None
+
+
+def with_image_names(live: LiveAllocations) -> LiveAllocations:
+    """``live`` with every native frame naming the image that holds its address."""
+    locate = ImageLocator(live.images)
+
+    def named(frame: AllocationFrame) -> tuple[AllocationFrame, ...]:
+        if isinstance(frame, NativeFrame) and not frame.image:
+            image = locate.image_for(frame.address)
+            if image is not None:
+                return (frame._replace(image=image.name),)
+        return (frame,)
+
+    return map_frames(live, named)
+
+
+def map_frames(
+    live: LiveAllocations,
+    convert: Callable[[AllocationFrame], tuple[AllocationFrame, ...]],
+) -> LiveAllocations:
+    """A copy of ``live`` whose frames each became zero or more frames (innermost first).
+
+    One forward pass over the table's nodes (parents come first), so every distinct frame is
+    converted once and shared tails stay shared.
+    """
+    old = live.stacks
+    new: UniquingTable[AllocationFrame] = UniquingTable()
+    converted = [convert(frame) for frame in old.frames]
+    mapped: list[int] = []
+    for frame_id, parent in old.nodes:
+        node = mapped[parent] if parent >= 0 else -1
+        for frame in reversed(converted[frame_id]):
+            node = new.push(frame, node)
+        mapped.append(node)
+    groups = merge_groups(
+        Group(mapped[g.stack_id] if g.stack_id >= 0 else -1, g.category, g.bytes, g.count)
+        for g in live.groups
+    )
+    return replace(live, stacks=new, groups=groups)
+
+
+def call_tree(live: LiveAllocations, *, weight: str = "bytes", name: str = "") -> CallTree:
+    """Stacks as a call tree (outermost at the roots) weighted by live ``bytes`` or ``count``,
+    for the profile exporters. Unsymbolicated native frames stay addresses."""
+    own: dict[int, int] = {}
+    for group in live.groups:
+        value = group.bytes if weight == "bytes" else group.count
+        if value and group.stack_id >= 0:
+            own[group.stack_id] = own.get(group.stack_id, 0) + value
+    nodes = live.stacks.nodes
+    total = [0] * len(nodes)
+    children: dict[int, list[int]] = {}
+    roots: list[int] = []
+    for node_id in sorted(own):
+        node = node_id
+        while node >= 0:
+            total[node] += own[node_id]
+            node = nodes[node][1]
+    for node_id, (_frame, parent) in enumerate(nodes):
+        if total[node_id]:
+            (children.setdefault(parent, []) if parent >= 0 else roots).append(node_id)
+    frames = [_tree_frame(frame) for frame in live.stacks.frames]
+
+    def build(node_id: int) -> CallNode:
+        kids = sorted(children.get(node_id, ()), key=lambda child: -total[child])
+        return CallNode(frames[nodes[node_id][0]], total[node_id], tuple(build(k) for k in kids))
+
+    ordered = sorted(roots, key=lambda root: -total[root])
+    return CallTree(tuple(build(root) for root in ordered), name=name or live.source, mode="cpu")
+
+
+def _tree_frame(frame: AllocationFrame) -> Frame:
+    if isinstance(frame, PyFrame):
+        return frame
+    if frame.symbol:
+        return PyFrame(frame.symbol, frame.file, frame.line, frame.image)
+    return frame.address
