@@ -33,12 +33,13 @@ _APP_PREFIXES = ("/var/", "/private/var/", "/Users/")
 
 def build_allocation_report(
     live: LiveAllocations,
-    rules: ReportRules = ReportRules(),
+    rules: ReportRules | None = None,
     *,
     baseline: LiveAllocations | None = None,
     skipped: Sequence[str] = (),
 ) -> AllocationReport:
     """Report of ``live``; with ``baseline`` (same table), the stacks that grew since it."""
+    rules = rules or ReportRules()
     app_images = app_image_names(live.images, live.process_path)
     stack_cache: dict[int, tuple[AllocationFrame, ...]] = {}
 

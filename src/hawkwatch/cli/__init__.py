@@ -30,6 +30,7 @@ COMMANDS: Final = (
     ("jetsam", "hawkwatch.cli.jetsam", "who a JetsamEvent killed, and the app's memory limit"),
     ("symbols", "hawkwatch.cli.symbols", "add debug files (dSYM, Mach-O, ELF, zip) to the store"),
     ("symbolicate", "hawkwatch.cli.symbolicate", "a crash report with function, file and line"),
+    ("allocations", "hawkwatch.cli.allocations", "what was live in an iOS app's memory, by stack"),
 )
 
 
