@@ -102,7 +102,7 @@ RECORD_FORMATS = {
 }
 
 
-def msl_record(
+def msl_record(  # noqa: PLR0917
     layout: str, flags: int, address: int, argument: int, stack: int, t_us: int
 ) -> bytes:
     disguised = address ^ DISGUISE
@@ -146,8 +146,10 @@ class Process:
         self.free(old, frames)
         self.alloc(new, size, frames)
 
-    def vm_allocate(self, address: int, size: int, tag: int, frames: tuple[int, ...],
-                    category: str, mapped: bool = False) -> None:  # fmt: skip
+    def vm_allocate(  # noqa: PLR0917
+        self, address: int, size: int, tag: int, frames: tuple[int, ...], category: str,
+        mapped: bool = False,
+    ) -> None:  # fmt: skip
         flags = VM_ALLOCATE | (MAPPED if mapped else 0) | (tag << 24)
         self._log(flags, address, size, frames)
         self.vm[address] = (size, frames, category)

@@ -74,7 +74,7 @@ def test_sizes_and_vm_split_are_exact(logged):
 
 
 def test_chunked_pairing_equals_one_pass(monkeypatch, logged):
-    _layout, process, snapshots, folder = logged
+    _layout, _process, snapshots, folder = logged
     monkeypatch.setattr("hawkwatch.formats.msl.CHUNK_RECORDS", 2)
     assert observed(read_msl_folder(folder).value) == snapshots[-1]
 
@@ -88,7 +88,7 @@ def test_a_log_without_its_table_keeps_sizes_and_says_why(logged):
 
 
 def test_truncated_index_keeps_whole_records_and_notes_the_rest(logged):
-    layout, process, snapshots, folder = logged
+    _layout, process, snapshots, folder = logged
     index = folder / INDEX_NAME
     data = index.read_bytes()
     size = len(process.records[0])
