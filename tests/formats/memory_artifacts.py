@@ -264,7 +264,7 @@ def splay_file(nodes: list[tuple[int, int, int, int, int, int]], freed: int = 0)
     max_index = max(count + 1, 8)
     header = struct.pack("<IIIIQQIIQ", 1, count, max_index, 0, 0x10D000000, 0, 0, 0, 0x10E000000)
     body = bytes(40)  # index 0 is never used
-    for index, (address, size, category, stack, tag, flags) in enumerate(nodes, start=1):
+    for address, size, category, stack, tag, flags in nodes:
         body += struct.pack(
             "<IIIIQQQ", 0, 0, 0, 0, address | (1 << 36), category | (size << 36),
             stack | (tag << 48) | (flags << 56),
