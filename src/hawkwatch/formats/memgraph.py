@@ -43,6 +43,10 @@ from hawkwatch.model.allocations import (
 )
 
 MAGIC: Final = b"bplist00"
+_PLIST_ERRORS: Final = (
+    plistlib.InvalidFileException, ValueError, OverflowError, TypeError, IndexError, KeyError,
+    struct.error, RecursionError,
+)  # fmt: skip
 BLOB_HEADER: Final = struct.Struct("<IIIHH")
 MAX_BLOB_BYTES: Final = 1 << 31
 MAX_ARCHIVE_DEPTH: Final = 64
@@ -78,7 +82,7 @@ def unarchive(data: bytes, *, source: str = "<archive>") -> Any:
     """The root object of an ``NSKeyedArchiver`` plist as plain dicts, lists, str and bytes."""
     try:
         archive = plistlib.loads(data)
-    except (plistlib.InvalidFileException, ValueError, OverflowError, TypeError) as exc:
+    except _PLIST_ERRORS as exc:
         raise FormatError(source, f"not a keyed archive: {exc}") from exc
     if not isinstance(archive, dict) or not isinstance(archive.get("$objects"), list):
         raise FormatError(source, "not a keyed archive: no $objects")
@@ -126,7 +130,7 @@ def parse_memgraph(data: bytes, *, source: str = "<bytes>") -> Parsed[LiveAlloca
         raise FormatError(source, "not a .memgraph (no bplist00 magic)")
     try:
         document = plistlib.loads(data)
-    except (plistlib.InvalidFileException, ValueError, OverflowError, TypeError) as exc:
+    except _PLIST_ERRORS as exc:
         raise FormatError(source, f"binary plist does not parse: {exc}") from exc
     info = _dict(_dict(document).get("details")).get("processGraphInfo")
     if not isinstance(info, dict):
