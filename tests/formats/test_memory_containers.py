@@ -1,4 +1,4 @@
-"""MTHawkeye Allocations folders and ``.memgraph`` files written byte for byte, read back exactly."""
+"""MTHawkeye Allocations folders and `.memgraph` files written byte for byte, read back."""
 
 from __future__ import annotations
 
