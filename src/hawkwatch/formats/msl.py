@@ -44,10 +44,11 @@ DISGUISE: Final = 0x5555
 NO_STACK: Final = 0xFFFFFFFFFFFFFFFF
 CHUNK_RECORDS: Final = 1 << 20
 SAMPLE_RECORDS: Final = 1 << 14
+_POSITION_MASK: Final = (1 << 20) - 1  # record positions in a chunk, packed under the address
 
 TYPE_GENERIC, TYPE_ALLOC, TYPE_DEALLOC = 1, 2, 4
 TYPE_VM_ALLOCATE, TYPE_VM_DEALLOCATE, TYPE_MAPPED = 16, 32, 128
-_VALID_TYPES: Final = (1, 2, 4, 16, 32, 16 | 128, 32 | 128)
+_VALID_TYPES: Final = [1, 2, 4, 16, 32, 16 | 128, 32 | 128]
 
 LAYOUTS: Final = {
     "msl-framework-64": np.dtype(
@@ -75,7 +76,8 @@ I64 = npt.NDArray[np.int64]
 @dataclass(slots=True)
 class Columns:
     """Decoded records: un-disguised address, argument, type flags (VM tag in bits 24–31),
-    table stack id (``NO_STACK`` for none) and time since logging started (µs; framework)."""
+    table stack id (``NO_STACK`` for none); ``time_us`` keeps the raw framework payloads
+    (``payload_time_us`` decodes the one time a replay needs)."""
 
     address: U64
     argument: U64
@@ -102,21 +104,31 @@ def decode(records: npt.NDArray[np.void], layout: str) -> Columns:
         micro = (raw & np.uint64(1)) == 1
         stack = np.where(micro, raw >> np.uint64(42), raw >> np.uint64(34))
         stack[raw == np.uint64(NO_STACK)] = np.uint64(NO_STACK)
-        time_us = np.where(
-            micro,
-            (raw >> np.uint64(3)) & np.uint64(2**39 - 1),
-            ((raw >> np.uint64(3)) & np.uint64(2**31 - 1)) * np.uint64(1000),
-        )
+        time_us = raw
         padding_ok = (records["pad"] == 0) & ((flags & np.uint32(~0xFF0000B7 & 0xFFFFFFFF)) == 0)
     valid = padding_ok & _known_type(flags) & _aligned(address, flags)
     return Columns(address, argument, flags, stack, time_us, valid)
 
 
+_TYPE_OK = np.zeros(256, dtype=bool)
+_TYPE_OK[list(_VALID_TYPES)] = True
+_TYPE_VM = np.zeros(256, dtype=bool)
+_TYPE_VM[[16, 32, 16 | 128, 32 | 128]] = True
+
+
+def payload_time_us(payload: int) -> int | None:
+    """Time since logging started of an ``msl_payload`` (None for the invalid payload)."""
+    if payload == NO_STACK:
+        return None
+    if payload & 1:
+        return (payload >> 3) & (2**39 - 1)
+    return ((payload >> 3) & (2**31 - 1)) * 1000
+
+
 def _known_type(flags: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
-    kind = flags & np.uint32(0xFF)
-    ok = np.isin(kind, np.array(_VALID_TYPES, dtype=np.uint32))
-    vm = (kind & np.uint32(TYPE_VM_ALLOCATE | TYPE_VM_DEALLOCATE)) != 0
-    out: npt.NDArray[np.bool_] = ok & (vm | ((flags >> np.uint32(24)) == 0))
+    """A type byte the logger writes, and a VM tag only on VM events (table lookups)."""
+    kind = (flags & np.uint32(0xFF)).astype(np.uint8)
+    out: npt.NDArray[np.bool_] = _TYPE_OK[kind] & (_TYPE_VM[kind] | (flags < np.uint32(1 << 24)))
     return out
 
 
@@ -215,7 +227,7 @@ def _replay_chunk(state: Replay, columns: Columns, start: int) -> None:
             state.first_invalid = start + int(np.argmin(valid))
         state.invalid += bad
     if columns.time_us is not None and len(valid):
-        state.time_us = int(columns.time_us[-1])
+        state.time_us = payload_time_us(int(columns.time_us[-1]))
     kind = columns.flags & np.uint32(0xFF)
     is_vm = (kind & np.uint32(TYPE_VM_ALLOCATE | TYPE_VM_DEALLOCATE)) != 0
     malloc = valid & ~is_vm & ((kind & np.uint32(TYPE_ALLOC | TYPE_DEALLOC)) != 0)
@@ -228,30 +240,41 @@ def _replay_chunk(state: Replay, columns: Columns, start: int) -> None:
 
 
 def _pair_malloc(state: Replay, columns: Columns, events: I64, start: int) -> None:
-    """The last event per address in this chunk decides; earlier live entries it names go."""
+    """The last event per address in this chunk decides; earlier live entries it names go.
+
+    Sorting is by one packed ``u64`` key, ``(address >> 4) << 20 | position in chunk``, so a
+    plain sort (no argsort and gathers) puts each address's events in file order — valid
+    because malloc addresses are 16-byte aligned (checked when decoding) and below 2⁴⁸; a
+    chunk with higher addresses takes the slower stable argsort.
+    """
     address = columns.address[events]
-    order = np.argsort(address, kind="stable")
-    sorted_address = address[order]
-    last = np.ones(len(order), dtype=bool)
+    if len(columns.address) <= _POSITION_MASK + 1 and not bool((address >> np.uint64(48)).any()):
+        keys = ((address >> np.uint64(4)) << np.uint64(20)) | events.astype(np.uint64)
+        keys.sort()
+        sorted_address = (keys >> np.uint64(20)) << np.uint64(4)
+        positions = (keys & np.uint64(_POSITION_MASK)).astype(np.int64)
+    else:
+        order = np.argsort(address, kind="stable")
+        sorted_address = address[order]
+        positions = events[order]
+    last = np.ones(len(positions), dtype=bool)
     last[:-1] = sorted_address[1:] != sorted_address[:-1]
-    final = events[order[last]]
+    final = positions[last]
     touched = sorted_address[last]
     if len(state.malloc_address):
-        position = np.searchsorted(touched, state.malloc_address)
-        position[position == len(touched)] = 0
-        keep = touched[position] != state.malloc_address
+        where = np.searchsorted(touched, state.malloc_address)
+        where[where == len(touched)] = 0
+        keep = touched[where] != state.malloc_address
         state.malloc_address = state.malloc_address[keep]
         state.malloc_size = state.malloc_size[keep]
         state.malloc_stack = state.malloc_stack[keep]
         state.malloc_record = state.malloc_record[keep]
     alive = final[(columns.flags[final] & np.uint32(TYPE_ALLOC)) != 0]
-    merged_address = np.concatenate([state.malloc_address, columns.address[alive]])
-    order = np.argsort(merged_address, kind="stable")
-    state.malloc_address = merged_address[order]
-    state.malloc_size = np.concatenate([state.malloc_size, columns.argument[alive]])[order]
-    state.malloc_stack = np.concatenate([state.malloc_stack, columns.stack[alive]])[order]
+    state.malloc_address = np.concatenate([state.malloc_address, columns.address[alive]])
+    state.malloc_size = np.concatenate([state.malloc_size, columns.argument[alive]])
+    state.malloc_stack = np.concatenate([state.malloc_stack, columns.stack[alive]])
     records = alive.astype(np.int64) + start
-    state.malloc_record = np.concatenate([state.malloc_record, records])[order]
+    state.malloc_record = np.concatenate([state.malloc_record, records])
 
 
 def _replay_vm(state: Replay, columns: Columns, index: int, record: int) -> None:
