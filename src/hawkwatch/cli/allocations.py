@@ -103,6 +103,12 @@ def _render(
 def _symbolicated(live: LiveAllocations, folders: list[str]) -> LiveAllocations:
     """Frames named through the symbol store; image names only when that cannot be done."""
     if not live.images:
+        if folders:
+            print(
+                "hawkwatch: no image list (dyld-images or Binary Images:) beside the artifact: "
+                "frames stay addresses",
+                file=sys.stderr,
+            )
         return live
     try:
         from hawkwatch.symbols import Symbolicator, SymbolStore, symbolic

@@ -215,7 +215,7 @@ def _images(
             images = crash_images(parsed.value)
             return tuple(images), arch, images[0].path if images else None
     for path in files:
-        if _is_index(path) or path.stat().st_size > MAX_IMAGE_TEXT:
+        if _is_index(path) or _is_table(path) or path.stat().st_size > MAX_IMAGE_TEXT:
             continue
         with path.open("rb") as file:
             text = file.read().decode("utf-8", errors="replace")
