@@ -199,14 +199,15 @@ def test_replay_columns_are_numpy(logged):
     assert len(state.malloc_address) == len(state.malloc_size) == len(state.malloc_record) == 3
 
 
-def test_addresses_above_2_48_take_the_stable_sort_path(tmp_path):
+def test_addresses_spread_wider_than_2_46_take_the_stable_sort_path(tmp_path):
     process = make_process("msl-framework-64")
     high, frames = 0x7FFF00000000_0000 >> 8, (0x100004F10, 0x1A0001000)
+    process.alloc(0x10000, 77, frames)
     for index in range(5):
         process.alloc(high + 0x100 * index, 10 + index, frames)
     process.free(high + 0x100, frames)
     process.realloc(high + 0x200, high + 0x300, 99, frames)  # 0x300 was live: replaced
     (tmp_path / INDEX_NAME).write_bytes(process.index_bytes())
     (tmp_path / "mytable").write_bytes(process.table.serialized())
-    assert high >> 48
+    assert (high - 0x10000) >> 50
     assert observed(read_msl_folder(tmp_path).value) == process.history[-1]

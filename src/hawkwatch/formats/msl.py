@@ -42,9 +42,10 @@ from hawkwatch.errors import FormatError
 
 DISGUISE: Final = 0x5555
 NO_STACK: Final = 0xFFFFFFFFFFFFFFFF
-CHUNK_RECORDS: Final = 1 << 20
+CHUNK_RECORDS: Final = 1 << 21
 SAMPLE_RECORDS: Final = 1 << 14
-_POSITION_MASK: Final = (1 << 20) - 1  # record positions in a chunk, packed under the address
+_POSITION_BITS: Final = 22
+_POSITION_MASK: Final = (1 << _POSITION_BITS) - 1  # positions in a chunk, packed under addresses
 
 TYPE_GENERIC, TYPE_ALLOC, TYPE_DEALLOC = 1, 2, 4
 TYPE_VM_ALLOCATE, TYPE_VM_DEALLOCATE, TYPE_MAPPED = 16, 32, 128
@@ -242,16 +243,19 @@ def _replay_chunk(state: Replay, columns: Columns, start: int) -> None:
 def _pair_malloc(state: Replay, columns: Columns, events: I64, start: int) -> None:
     """The last event per address in this chunk decides; earlier live entries it names go.
 
-    Sorting is by one packed ``u64`` key, ``(address >> 4) << 20 | position in chunk``, so a
-    plain sort (no argsort and gathers) puts each address's events in file order — valid
-    because malloc addresses are 16-byte aligned (checked when decoding) and below 2⁴⁸; a
-    chunk with higher addresses takes the slower stable argsort.
+    Sorting is by one packed ``u64`` key, ``(address − lowest) >> 4 << 22 | position in
+    chunk``, so a plain sort (no argsort and gathers) puts each address's events in file order
+    — valid because malloc addresses are 16-byte aligned (checked when decoding) and a chunk's
+    addresses span less than 2⁴⁶; a chunk spread wider takes the slower stable argsort.
     """
     address = columns.address[events]
-    if len(columns.address) <= _POSITION_MASK + 1 and not bool((address >> np.uint64(48)).any()):
-        keys = ((address >> np.uint64(4)) << np.uint64(20)) | events.astype(np.uint64)
+    low = address.min()
+    span = int(address.max() - low) >> 4
+    if len(columns.address) <= _POSITION_MASK + 1 and span < 1 << (64 - _POSITION_BITS):
+        shift = np.uint64(_POSITION_BITS)
+        keys = (((address - low) >> np.uint64(4)) << shift) | events.astype(np.uint64)
         keys.sort()
-        sorted_address = (keys >> np.uint64(20)) << np.uint64(4)
+        sorted_address = ((keys >> shift) << np.uint64(4)) + low
         positions = (keys & np.uint64(_POSITION_MASK)).astype(np.int64)
     else:
         order = np.argsort(address, kind="stable")
@@ -269,7 +273,7 @@ def _pair_malloc(state: Replay, columns: Columns, events: I64, start: int) -> No
         state.malloc_size = state.malloc_size[keep]
         state.malloc_stack = state.malloc_stack[keep]
         state.malloc_record = state.malloc_record[keep]
-    alive = final[(columns.flags[final] & np.uint32(TYPE_ALLOC)) != 0]
+    alive = np.sort(final[(columns.flags[final] & np.uint32(TYPE_ALLOC)) != 0])  # file order
     state.malloc_address = np.concatenate([state.malloc_address, columns.address[alive]])
     state.malloc_size = np.concatenate([state.malloc_size, columns.argument[alive]])
     state.malloc_stack = np.concatenate([state.malloc_stack, columns.stack[alive]])
