@@ -101,3 +101,11 @@ def test_python_dash_m_runs_it(folder):
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["live_count"] == 6
+
+
+def test_debug_dump_lists_index_records(folder, capsys):
+    assert main(["debug", "dump", str(folder / INDEX)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "libmalloc 116-166, 64-bit" in lines[1] and "13 records" in lines[1]
+    assert lines[2].split()[:3] == ["0", "alloc", "0x600000010000"]
+    assert "vm_allocate" in lines[9] and "tag 88" in lines[9]

@@ -11,7 +11,10 @@ from hawkwatch.store.inspect import describe_buffer
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="debug_command", metavar="TOOL", required=True)
-    dump = sub.add_parser("dump", help="dump a .mmap2 buffer or .mtlog file line by line")
+    dump = sub.add_parser(
+        "dump",
+        help="dump a .mmap2 buffer, .mtlog file or MallocStackLogging .index record by record",
+    )
     dump.add_argument("file", metavar="FILE")
 
 
@@ -21,6 +24,13 @@ def run(args: argparse.Namespace) -> int:
         data = path.read_bytes()
     except OSError as exc:
         raise HawkwatchError(f"{path}: cannot read: {exc.strerror}") from exc
+    if path.suffix == ".index":
+        from hawkwatch.formats.msl import dump_lines
+
+        print(f"{path}: {len(data):,} bytes")
+        for entry in dump_lines(data):
+            print(f"  {entry}")
+        return 0
     if path.suffix == ".mmap2":
         log_path = path.with_suffix(".mtlog")
         layout = describe_buffer(data, log_path.stat().st_size if log_path.exists() else 0)

@@ -324,3 +324,36 @@ def read_index(path: str | os.PathLike[str], *, at: int | None = None) -> Replay
                 return replay(mapped, at=at, source=source)
     except OSError as exc:
         raise FormatError(source, f"cannot read: {exc.strerror}") from exc
+
+
+_TYPE_NAMES: Final = {1: "generic", 2: "alloc", 4: "dealloc", 16: "vm_allocate",
+                      32: "vm_deallocate", 144: "vm_allocate+mapped",
+                      160: "vm_deallocate+mapped"}  # fmt: skip
+
+
+def dump_lines(data: bytes | memoryview, *, limit: int = 10_000) -> list[str]:
+    """Record-by-record text of an index file (``hawkwatch debug dump``), first ``limit``."""
+    layout, score = detect_layout(data)
+    if not layout:
+        return ["no whole record"]
+    dtype = LAYOUTS[layout]
+    total = len(data) // dtype.itemsize
+    count = min(total, limit)
+    columns = decode(np.frombuffer(data, dtype=dtype, count=count), layout)
+    lines = [f"layout: {DESCRIPTIONS[layout]} ({score:.0%} of the sample valid); {total:,} records"]
+    for index in range(count):
+        flags = int(columns.flags[index])
+        kind = _TYPE_NAMES.get(flags & 0xFF, f"type 0x{flags & 0xFF:x}")
+        tag = f" tag {flags >> 24}" if flags >> 24 else ""
+        stack = int(columns.stack[index])
+        when = payload_time_us(int(columns.time_us[index])) if columns.time_us is not None else None
+        lines.append(
+            f"{index:>9} {kind:<22}{tag} 0x{int(columns.address[index]):x} "
+            f"arg {int(columns.argument[index]):,} stack "
+            f"{'-' if stack == NO_STACK else stack}"
+            + (f" t+{when} us" if when is not None else "")
+            + ("" if columns.valid[index] else "   <- not a valid record")
+        )
+    if count < total:
+        lines.append(f"… {total - count:,} more records")
+    return lines
