@@ -109,3 +109,28 @@ def test_debug_dump_lists_index_records(folder, capsys):
     assert "libmalloc 116-166, 64-bit" in lines[1] and "13 records" in lines[1]
     assert lines[2].split()[:3] == ["0", "alloc", "0x600000010000"]
     assert "vm_allocate" in lines[9] and "tag 88" in lines[9]
+
+
+def test_growth_between_two_records(folder, capsys):
+    assert main(["allocations", str(folder), "--since", "3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["baseline_position"] == 3
+    growth = {
+        (g["category"], tuple(f["address"] for f in g["frames"])): (
+            g["bytes_delta"],
+            g["count_delta"],
+        )
+        for g in report["growth"]
+    }
+    a = ("0x100004f10", "0x100003a2c", "0x1a0001000")
+    b = ("0x100005004", "0x100003a2c", "0x1a0001000")
+    c = ("0x100006008", "0x1a0001000")
+    assert growth == {
+        ("VM: IOSURFACE", a): (0xF0000, 2),
+        ("VM: anonymous", b): (0x30000, 1),
+        ("malloc", b): (5000, 1),
+        ("malloc", c): (48, 1),
+        ("malloc", a): (-3000, -2),
+    }
+    assert main(["allocations", str(folder), "--since", "3"]) == 0
+    assert "growth since record 3:" in capsys.readouterr().out

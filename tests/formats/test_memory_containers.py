@@ -135,7 +135,7 @@ def test_memgraph_container_is_read(tmp_path):
 def test_memgraph_rejects_time_travel(tmp_path):
     path = tmp_path / "demo.memgraph"
     path.write_bytes(_memgraph()[0])
-    with pytest.raises(FormatError, match="--at needs an MSL log"):
+    with pytest.raises(FormatError, match="need an MSL log"):
         read_allocations(path, at=3)
 
 

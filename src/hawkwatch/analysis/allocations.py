@@ -38,8 +38,10 @@ def build_allocation_report(
     baseline: LiveAllocations | None = None,
     skipped: Sequence[str] = (),
 ) -> AllocationReport:
-    """Report of ``live``; with ``baseline`` (same table), the stacks that grew since it."""
+    """Report of ``live``; with ``baseline`` (same table; default ``live.baseline``), the
+    stacks that grew since it."""
     rules = rules or ReportRules()
+    baseline = baseline if baseline is not None else live.baseline
     app_images = app_image_names(live.images, live.process_path)
     stack_cache: dict[int, tuple[AllocationFrame, ...]] = {}
 

@@ -33,6 +33,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--at", type=int, metavar="RECORD", help="MSL logs: what was live after this many records"
     )
     parser.add_argument(
+        "--since",
+        type=int,
+        metavar="RECORD",
+        help="MSL logs: also show which stacks grew between this record and --at (or the end)",
+    )
+    parser.add_argument(
         "--symbols",
         action="append",
         default=[],
@@ -52,9 +58,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.at is not None and args.at < 0:
-        raise OutputError(f"--at {args.at}: a record number is ≥ 0")
-    parsed = read_allocations(args.path, at=args.at)
+    for option, value in (("--at", args.at), ("--since", args.since)):
+        if value is not None and value < 0:
+            raise OutputError(f"{option} {value}: a record number is ≥ 0")
+    parsed = read_allocations(args.path, at=args.at, since=args.since)
     live = _symbolicated(parsed.value, args.symbols)
     skipped = [entry.reason for entry in parsed.skipped]
     output_format = "json" if args.json else args.format

@@ -20,8 +20,11 @@ class NumpyExtraMissing(HawkwatchError):
     exit_code = 2
 
 
-def read_allocations(path: str | Path, *, at: int | None = None) -> Parsed[LiveAllocations]:
-    """Live allocations of ``path``; ``at`` replays only that many records of an MSL log."""
+def read_allocations(
+    path: str | Path, *, at: int | None = None, since: int | None = None
+) -> Parsed[LiveAllocations]:
+    """Live allocations of ``path``; ``at`` replays only that many records of an MSL log,
+    ``since`` adds the snapshot after that many records as the baseline (growth)."""
     path = Path(path)
     try:
         from hawkwatch.formats import hawkeye_allocations, memgraph, msl_folder
@@ -33,20 +36,20 @@ def read_allocations(path: str | Path, *, at: int | None = None) -> Parsed[LiveA
         raise FormatError(str(path), "no such file or folder")
     if path.is_file():
         if path.name.endswith(".index"):
-            return msl_folder.read_msl_folder(path.parent, at=at, index=path)
+            return msl_folder.read_msl_folder(path.parent, at=at, index=path, since=since)
         with path.open("rb") as file:
             head = file.read(len(memgraph.MAGIC))
         if head == memgraph.MAGIC or path.suffix == ".memgraph":
-            _no_time_travel(at, path, ".memgraph")
+            _no_time_travel(at if at is not None else since, path, ".memgraph")
             return memgraph.read_memgraph(path)
         raise FormatError(
             str(path), "not a .memgraph or a MallocStackLogging .index file; pass its folder"
         )
     if hawkeye_allocations.allocations_folder(path) is not None:
-        _no_time_travel(at, path, "MTHawkeye Allocations folder")
+        _no_time_travel(at if at is not None else since, path, "MTHawkeye Allocations folder")
         return hawkeye_allocations.read_allocations_folder(path)
     if msl_folder.is_msl_folder(path):
-        return msl_folder.read_msl_folder(path, at=at)
+        return msl_folder.read_msl_folder(path, at=at, since=since)
     raise FormatError(
         str(path),
         "no allocation data here: expected a .memgraph, an MTHawkeye allocations/ folder "
@@ -57,4 +60,6 @@ def read_allocations(path: str | Path, *, at: int | None = None) -> Parsed[LiveA
 
 def _no_time_travel(at: int | None, path: Path, what: str) -> None:
     if at is not None:
-        raise FormatError(str(path), f"a {what} holds live allocations only: --at needs an MSL log")
+        raise FormatError(
+            str(path), f"a {what} holds live allocations only: --at/--since need an MSL log"
+        )

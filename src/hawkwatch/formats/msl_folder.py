@@ -11,6 +11,7 @@ holding a ``Binary Images:`` block (a crash report of the same process). A lite-
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -43,10 +44,15 @@ def is_msl_folder(folder: Path) -> bool:
 
 
 def read_msl_folder(
-    folder: str | Path, *, at: int | None = None, index: Path | None = None
+    folder: str | Path,
+    *,
+    at: int | None = None,
+    index: Path | None = None,
+    since: int | None = None,
 ) -> Parsed[LiveAllocations]:
     """Live allocations of the folder's log (after ``at`` records when given); ``index``
-    chooses one index file when the folder holds several (default: the largest)."""
+    chooses one index file when the folder holds several (default: the largest); ``since``
+    adds the snapshot after that many records as the ``baseline``."""
     folder = Path(folder)
     files = _files(folder)
     indexes = [index] if index is not None else [path for path in files if _is_index(path)]
@@ -64,6 +70,7 @@ def read_msl_folder(
             raise FormatError(str(folder), "no index file, and the table is not a lite table")
         return Parsed(lite_allocations(table, images=images, arch=arch, notes=notes), skipped)
     replayed = read_index(indexes[0], at=at)
+    baseline = read_index(indexes[0], at=since) if since is not None else None
     metadata = {"index": indexes[0].name}
     match = INDEX_NAME.match(indexes[0].name)
     if match:
@@ -76,6 +83,7 @@ def read_msl_folder(
         process_path=process_path,
         notes=notes,
         metadata=metadata,
+        baseline=baseline,
     )
     if replayed.invalid:
         skipped.append(
@@ -97,8 +105,11 @@ def replay_allocations(
     process_path: str | None = None,
     notes: list[str] | None = None,
     metadata: dict[str, str] | None = None,
+    baseline: Replay | None = None,
 ) -> LiveAllocations:
-    """A replayed index as the live-allocation model, stacks unwound through ``table``."""
+    """A replayed index as the live-allocation model, stacks unwound through ``table``;
+    ``baseline`` (the same log replayed to an earlier record) becomes the snapshot's
+    ``baseline``, sharing its stack table so growth can be computed."""
     notes = list(notes or [])
     notes.append(f"layout: {replayed.description} (detected)")
     if replayed.trailing_bytes:
@@ -118,15 +129,17 @@ def replay_allocations(
     def stack_of(msl_id: int) -> int:
         return interner.stack_id(msl_id) if interner is not None else -1
 
-    groups: list[Group] = []
-    if len(replayed.malloc_stack):
-        ids, inverse = np.unique(replayed.malloc_stack, return_inverse=True)
-        sizes = np.bincount(inverse, weights=replayed.malloc_size.astype(np.float64))
-        counts = np.bincount(inverse)
-        for msl_id, size, count in zip(ids.tolist(), sizes.tolist(), counts.tolist(), strict=True):
-            groups.append(Group(stack_of(msl_id), MALLOC, int(size), int(count)))
-    for size, msl_id, flags, _record in replayed.vm.values():
-        groups.append(Group(stack_of(msl_id), vm_category(flags >> 24, flags), size, 1))
+    groups = _groups(replayed, stack_of)
+    before = None
+    if baseline is not None:
+        before = LiveAllocations(
+            source=baseline.layout,
+            stacks=stacks,
+            groups=merge_groups(_groups(baseline, stack_of)),
+            position=baseline.records,
+            time_s=baseline.time_us / 1e6 if baseline.time_us is not None else None,
+        )
+        notes.append(f"growth since record {baseline.records:,}")
     if interner is not None and interner.bad_ids:
         notes.append(f"{interner.bad_ids:,} stack ids outside the uniquing table")
     return LiveAllocations(
@@ -140,7 +153,22 @@ def replay_allocations(
         time_s=replayed.time_us / 1e6 if replayed.time_us is not None else None,
         metadata=dict(metadata or {}),
         notes=tuple(notes),
+        baseline=before,
     )
+
+
+def _groups(replayed: Replay, stack_of: Callable[[int], int]) -> list[Group]:
+    """One group per (stack id, category): malloc blocks summed with numpy, VM regions each."""
+    groups: list[Group] = []
+    if len(replayed.malloc_stack):
+        ids, inverse = np.unique(replayed.malloc_stack, return_inverse=True)
+        sizes = np.bincount(inverse, weights=replayed.malloc_size.astype(np.float64))
+        counts = np.bincount(inverse)
+        for msl_id, size, count in zip(ids.tolist(), sizes.tolist(), counts.tolist(), strict=True):
+            groups.append(Group(stack_of(msl_id), MALLOC, int(size), int(count)))
+    for size, msl_id, flags, _record in replayed.vm.values():
+        groups.append(Group(stack_of(msl_id), vm_category(flags >> 24, flags), size, 1))
+    return groups
 
 
 def lite_allocations(

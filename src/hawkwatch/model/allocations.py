@@ -142,7 +142,8 @@ class LiveAllocations:
     number) and ``time_s`` its time since recording started, when known. ``images`` and
     ``arch`` are what native frames need to be symbolicated; ``process_path`` (the main
     executable) tells the app's own images from the system's. ``notes`` say what the reader
-    could not do or chose (layout detection, truncation, skipped records).
+    could not do or chose (layout detection, truncation, skipped records). ``baseline`` is an
+    earlier snapshot of the same process sharing ``stacks`` (for ``growth``), when read.
     """
 
     source: str
@@ -155,6 +156,7 @@ class LiveAllocations:
     time_s: float | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    baseline: LiveAllocations | None = None
 
     @property
     def total_bytes(self) -> int:
@@ -253,11 +255,17 @@ def map_frames(
         for frame in reversed(converted[frame_id]):
             node = new.push(frame, node)
         mapped.append(node)
-    groups = merge_groups(
-        Group(mapped[g.stack_id] if g.stack_id >= 0 else -1, g.category, g.bytes, g.count)
-        for g in live.groups
-    )
-    return replace(live, stacks=new, groups=groups)
+
+    def remap(snapshot: LiveAllocations) -> tuple[Group, ...]:
+        return merge_groups(
+            Group(mapped[g.stack_id] if g.stack_id >= 0 else -1, g.category, g.bytes, g.count)
+            for g in snapshot.groups
+        )
+
+    baseline = live.baseline
+    if baseline is not None and baseline.stacks is old:
+        baseline = replace(baseline, stacks=new, groups=remap(baseline))
+    return replace(live, stacks=new, groups=remap(live), baseline=baseline)
 
 
 def call_tree(live: LiveAllocations, *, weight: str = "bytes", name: str = "") -> CallTree:

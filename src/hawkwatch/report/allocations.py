@@ -70,6 +70,7 @@ def to_json_dict(report: AllocationReport) -> dict[str, Any]:
         "time_s": report.time_s,
         "top_by_bytes": [_stack_json(stack) for stack in report.top_by_bytes],
         "top_by_count": [_stack_json(stack) for stack in report.top_by_count],
+        "baseline_position": report.baseline_position,
         "growth": [
             {
                 "bytes_delta": g.bytes_delta,
@@ -141,7 +142,8 @@ def render_console(report: AllocationReport, file: TextIO) -> None:
             if len(stack.frames) > MAX_CONSOLE_FRAMES:
                 file.write(f"      … {len(stack.frames) - MAX_CONSOLE_FRAMES} more frames\n")
     if report.growth:
-        file.write("\ngrowth since the baseline:\n")
+        since = report.baseline_position
+        file.write(f"\ngrowth since record {since:,}:\n" if since is not None else "\ngrowth:\n")
         for g in report.growth:
             top = _frame_text(g.frames[0]) if g.frames else "(no stack)"
             file.write(f"  {g.bytes_delta:+,} B {g.count_delta:+,} allocations  {top}\n")
