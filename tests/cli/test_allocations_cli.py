@@ -134,3 +134,15 @@ def test_growth_between_two_records(folder, capsys):
     }
     assert main(["allocations", str(folder), "--since", "3"]) == 0
     assert "growth since record 3:" in capsys.readouterr().out
+
+
+def test_without_numpy_the_error_names_the_extra(folder):
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from hawkwatch.cli import main\n"
+        f"sys.exit(main(['allocations', {str(folder)!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "pip install 'hawkwatch[ios-memory]'" in done.stderr
+    assert "Traceback" not in done.stderr

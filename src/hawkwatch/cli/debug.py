@@ -25,7 +25,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise HawkwatchError(f"{path}: cannot read: {exc.strerror}") from exc
     if path.suffix == ".index":
-        from hawkwatch.formats.msl import dump_lines
+        try:
+            from hawkwatch.formats.msl import dump_lines
+        except ImportError as exc:
+            raise HawkwatchError(
+                f"reading MallocStackLogging files needs numpy: "
+                f"pip install 'hawkwatch[ios-memory]' ({exc})"
+            ) from exc
 
         print(f"{path}: {len(data):,} bytes")
         for entry in dump_lines(data):
