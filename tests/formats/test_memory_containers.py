@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -154,3 +156,42 @@ def test_truncated_or_bit_flipped_memgraphs_never_raise_other_errors(cut, flips)
 
 
 _MEMGRAPH = _memgraph()[0]
+
+
+def _hawkeye_files() -> dict[str, bytes]:
+    stacks = HawkeyeStacksWriter()
+    a, b = stacks.add(A), stacks.add(B)
+    malloc = [(0x280010000, 4096, 0, a, 0, 2), (0x280020000, 700, APP + 0x10, b, 0, 2)]
+    return {
+        "malloc_records_raw": splay_file(malloc, freed=2),
+        "vm_records_raw": splay_file([(0x300000000, 0x4000, 0, b, 88, 16)]),
+        "stacks_records_raw": stacks.file_bytes(),
+    }
+
+
+_HAWKEYE = _hawkeye_files()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(sorted(_HAWKEYE)),
+    cut=st.integers(0, 20000),
+    flips=st.lists(st.integers(0, 1 << 20), max_size=8),
+)
+def test_corrupt_mthawkeye_folders_read_or_raise_format_error(name, cut, flips):
+    with tempfile.TemporaryDirectory() as root:
+        folder = Path(root) / "allocations"
+        folder.mkdir()
+        for file, original in _HAWKEYE.items():
+            data = bytearray(original)
+            if file == name:
+                for flip in flips:
+                    data[flip % len(data)] ^= 1 << (flip % 8)
+                del data[max(len(data) - cut, 0) :]
+            (folder / file).write_bytes(data)
+        try:
+            live = read_allocations(folder).value
+        except FormatError:
+            return
+        for group in live.groups:
+            assert len(live.stacks.stack(group.stack_id)) <= 512
