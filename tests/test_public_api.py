@@ -15,6 +15,7 @@ API_DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 
 AGENT = ["event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"]
 LIBRARY = [
+    "AllocationResult",
     "CrashGroups",
     "JetsamResult",
     "NetworkReport",
@@ -23,6 +24,7 @@ LIBRARY = [
     "SessionList",
     "SymbolicatedCrash",
     "add_debug_files",
+    "allocations",
     "dump_file",
     "effective_options",
     "formats_for",

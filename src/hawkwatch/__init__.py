@@ -21,6 +21,7 @@ from hawkwatch.errors import HawkwatchError
 
 if TYPE_CHECKING:
     from hawkwatch.agent.api import event, heartbeat, mark_ready, span, start, stop, watch_loop
+    from hawkwatch.api.allocations import AllocationResult, allocations
     from hawkwatch.api.crashes import CrashGroups, group_crashes, read_crash_folder
     from hawkwatch.api.debug import dump_file
     from hawkwatch.api.jetsam import JetsamResult, jetsam
@@ -67,12 +68,15 @@ _LAZY: Final = {
     "effective_options": "hawkwatch.api.options",
     "dump_file": "hawkwatch.api.debug",
     "network_report": "hawkwatch.api.network",
+    "allocations": "hawkwatch.api.allocations",
+    "AllocationResult": "hawkwatch.api.allocations",
     "NetworkReport": "hawkwatch.api.network",
     "write_output": "hawkwatch.report.outputs",
     "formats_for": "hawkwatch.report.outputs",
 }
 
 __all__ = [
+    "AllocationResult",
     "CrashGroups",
     "HawkwatchError",
     "JetsamResult",
@@ -83,6 +87,7 @@ __all__ = [
     "SymbolicatedCrash",
     "__version__",
     "add_debug_files",
+    "allocations",
     "dump_file",
     "effective_options",
     "event",

@@ -30,6 +30,20 @@ def schema(name: str) -> dict:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
 
+def allocation_result(tmp: Path) -> object:
+    """An MSL log written byte by byte, read through the library call."""
+    from hawkwatch.api.allocations import allocations
+    from tests.formats.memory_artifacts import MslTableWriter, Process, scenario
+
+    process = Process("msl-166-64", MslTableWriter("full166"), thread_frame=0x16F603001)
+    scenario(process)
+    folder = tmp / "msl"
+    folder.mkdir()
+    (folder / "stack-logs.1.index").write_bytes(process.index_bytes())
+    (folder / "mytable").write_bytes(process.table.serialized())
+    return allocations(folder)
+
+
 def network_session(tmp: Path) -> hawkwatch.Session:
     """A session with two requests, one failed, written through the real store."""
     from hawkwatch.model.records import NetworkTransaction, Phases
@@ -81,6 +95,7 @@ def results(tmp_path_factory) -> dict[str, object]:
         "DebugFileList": hawkwatch.add_debug_files([Path(sys.executable).resolve()], tmp / "st"),
         "FileDump": hawkwatch.dump_file(made.path / "records.mtlog"),
         "NetworkReport": hawkwatch.network_report(network_session(tmp)),
+        "AllocationResult": allocation_result(tmp),
     }
 
 

@@ -23,12 +23,25 @@ class FileDump:
 
 
 def dump_file(path: PathLike) -> FileDump:
-    """Lay out a ``.mmap2`` buffer (with its ``.mtlog`` beside it) or any line-based file."""
+    """Lay out a ``.mmap2`` buffer (with its ``.mtlog`` beside it), a MallocStackLogging
+    ``.index`` (record by record; the line's offset is the record number) or any line-based
+    file."""
     target = Path(path)
     try:
         data = target.read_bytes()
     except OSError as exc:
         raise HawkwatchError(f"{target}: cannot read: {exc.strerror}") from exc
+    if target.suffix == ".index":  # a MallocStackLogging index: one line per record
+        try:
+            from hawkwatch.formats.msl import dump_lines
+        except ImportError as exc:
+            raise HawkwatchError(
+                f"reading MallocStackLogging files needs numpy: "
+                f"pip install 'hawkwatch[ios-memory]' ({exc})"
+            ) from exc
+        found = enumerate(dump_lines(data))
+        entries = tuple(BufferLine(number, entry.encode(), True) for number, entry in found)
+        return FileDump(str(target), len(data), None, entries)
     if target.suffix == ".mmap2":
         log_path = target.with_suffix(".mtlog")
         log_size = log_path.stat().st_size if log_path.exists() else 0

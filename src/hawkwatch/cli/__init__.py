@@ -33,6 +33,7 @@ COMMANDS: Final = (
     ("symbolicate", "hawkwatch.cli.symbolicate", "a crash report with function, file and line"),
     ("upload", "hawkwatch.cli.upload", "send sessions and iOS reports to a collector"),
     ("server", "hawkwatch.cli.server", "the collector: ingest, workers, query API, admin"),
+    ("allocations", "hawkwatch.cli.allocations", "what was live in an iOS app's memory, by stack"),
 )
 
 

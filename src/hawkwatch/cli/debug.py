@@ -10,7 +10,10 @@ from hawkwatch.cli._common import add_output_arguments, emit
 
 def configure(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="debug_command", metavar="TOOL", required=True)
-    dump = sub.add_parser("dump", help="dump a .mmap2 buffer or .mtlog file line by line")
+    dump = sub.add_parser(
+        "dump",
+        help="dump a .mmap2 buffer, .mtlog file or MallocStackLogging .index record by record",
+    )
     dump.add_argument("file", metavar="FILE")
     add_output_arguments(dump, "FileDump")
 

@@ -101,6 +101,17 @@ OUTPUTS: Final[Mapping[str, Mapping[str, Output]]] = MappingProxyType(
         "OptionTable": {"console": _text("option_table"), "json": _json("option_table")},
         "DebugFileList": {"console": _text("debug_files"), "json": _json("debug_files")},
         "FileDump": {"console": _text("file_dump"), "json": _json("file_dump")},
+        "AllocationResult": {
+            "console": _text("allocation_output"),
+            "json": _json("allocation_output"),
+            "collapsed": Output("hawkwatch.api.allocations:render_collapsed", "txt"),
+            "speedscope": Output(
+                "hawkwatch.api.allocations:render_speedscope", "speedscope.json",
+                opens_with="https://www.speedscope.app (or 'npx speedscope FILE')",
+            ),
+            "svg": Output("hawkwatch.api.allocations:render_svg", "svg",
+                          opens_with="a web browser"),
+        },
         "NetworkReport": {
             "console": Output("hawkwatch.report.network_console:render", "txt"),
             "json": _json("network_json", "to_json_dict"),
