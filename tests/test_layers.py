@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "api": {"model", "errors", "store", "formats", "analysis", "symbols", "config", "home"},
     "report": {"model", "api", "analysis", "symbols", "errors"},
     "runenv": set(),
-    "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},
+    "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader"},
     "launcher": {"config", "errors", "model", "store", "runenv"},
     "cli": {"*"},
     "server": {"*"},
@@ -35,7 +35,9 @@ ALLOWED: dict[str, set[str]] = {
     "__main__": {"cli"},
     "__init__": {"agent", "api", "report", "errors", "_version"},
 }
-AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version", "runenv", "home")
+AGENT_SIDE = (
+    "agent", "store", "model", "config", "errors", "_version", "runenv", "home", "uploader",
+)  # fmt: skip
 
 
 def _layer(path: Path) -> str:

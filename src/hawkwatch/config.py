@@ -150,6 +150,17 @@ class NetworkConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class UploadConfig:
+    """Sending sessions to a collector (``hawkwatch server``): on when both ``url`` and ``key``
+    are set. Unsent sessions wait in the session store and go with the next round or start."""
+
+    url: str | None = _option(None, "collector URL, e.g. http://collector:8470 (off when unset)")
+    key: str | None = _option(None, "the project's ingest key (hawkwatch server add-project)")
+    interval_s: float = _option(60.0, "seconds between upload rounds", 1.0)
+    retries: int = _option(2, "retries of one upload (with backoff) before the next round", 0)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
@@ -165,6 +176,7 @@ class Config:
     cpu: CpuConfig = field(default_factory=CpuConfig)
     profiler: ProfilerConfig = field(default_factory=ProfilerConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
+    upload: UploadConfig = field(default_factory=UploadConfig)
 
 
 @dataclass(frozen=True, slots=True)

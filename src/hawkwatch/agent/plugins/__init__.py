@@ -13,6 +13,7 @@ from hawkwatch.agent.plugins.network import NetworkMonitor
 from hawkwatch.agent.plugins.profiler import ProfilerMonitor
 from hawkwatch.agent.plugins.resources import ResourcesMonitor
 from hawkwatch.agent.plugins.stall import StallMonitor
+from hawkwatch.agent.plugins.upload import UploadMonitor
 from hawkwatch.config import Config
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ProfilerMonitor",
     "ResourcesMonitor",
     "StallMonitor",
+    "UploadMonitor",
     "default_monitors",
 ]
 
@@ -47,4 +49,6 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(NetworkMonitor)
     if config.profiler.enabled:
         chosen.append(ProfilerMonitor)
+    if config.upload.url and config.upload.key:
+        chosen.append(UploadMonitor)
     return chosen
