@@ -1,5 +1,5 @@
 """The agent's uploader against a real collector: the running session is sent while the app
-runs, earlier unsent sessions at the next start, and a dead collector changes nothing for the app."""
+runs, earlier unsent sessions at the next start; a dead collector changes nothing for the app."""
 
 from __future__ import annotations
 
