@@ -33,6 +33,7 @@ IMPORT_TIME: Final = "import-time"
 CUSTOM_SPAN: Final = "custom-span"
 EXIT_STATE: Final = "exit-state"
 HAWKWATCH_ERROR: Final = "hawkwatch-error"
+STORE_DROPPED: Final = "store-dropped"
 HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
@@ -55,6 +56,7 @@ AGENT_COLLECTIONS: Final = (
     CUSTOM_SPAN,
     EXIT_STATE,
     HAWKWATCH_ERROR,
+    STORE_DROPPED,
     CPU_HIGHLOAD,
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,

@@ -39,11 +39,12 @@ from hawkwatch.model.records.series import (
     ResidentMemory,
     ThreadsCount,
 )
+from hawkwatch.model.records.store import StoreDropped
 from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, StoreDropped)
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -114,6 +115,7 @@ __all__ = [
     "Rejected",
     "ResidentMemory",
     "ScalarRecord",
+    "StoreDropped",
     "ThreadsCount",
     "TypedRecord",
     "decode",
