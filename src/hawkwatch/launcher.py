@@ -102,7 +102,7 @@ def run_program(command: list[str], module: str | None, options: Mapping[str, st
         return outcome
     try:
         record_exit(outcome)
-    except (Exception, KeyboardInterrupt) as exc:  # whatever happens, the program's status stands
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
         return replace(outcome, problem=f"the exit status was not recorded: {_reason(exc)}")
     return outcome
 

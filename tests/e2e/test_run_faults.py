@@ -1,4 +1,4 @@
-"""``hawkwatch run`` when hawkwatch's side fails: the program's exit code and output never change."""
+"""``hawkwatch run`` when hawkwatch fails: the program's exit code and output never change."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def hawkwatch_lines(stderr: str) -> list[str]:
 
 
 @pytest.mark.parametrize("free_kb", [0, 40, 100, 2048])
-def test_a_full_disk_never_changes_the_program(runner: Runner, tmp_path: Path, free_kb: int) -> None:
+def test_a_full_disk_never_changes_the_program(
+    runner: Runner, tmp_path: Path, free_kb: int
+) -> None:
     script = runner.script("app.py", EVENTS_APP)
     with small_filesystem(tmp_path / "fs", 4096) as fs:
         (fs / "home").mkdir()

@@ -23,6 +23,8 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 def find_session(given: str | None, root: str | None) -> Session:
     """The session named on the command line: a folder, a name under the root, or the newest."""
+    if given is not None and Path(given).expanduser().is_dir():
+        return Session.open(Path(given).expanduser())  # needs no home directory
     base = sessions_root(root)
     if given is None:
         newest = latest_session(base)

@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
+from hawkwatch.errors import HawkwatchError
 from hawkwatch.store import Session, list_sessions, sessions_root
 
 
@@ -18,18 +19,25 @@ class SessionRow:
     start_time: float | None
     app_name: str | None
     size_bytes: int
-    records: int
+    records: int | None  # None: the records could not be read (see ``error``)
+    error: str | None = None
 
     @classmethod
     def of(cls, session: Session) -> SessionRow:
         app_name = session.metadata.get("app_name")
+        try:
+            records: int | None = len(session.records().records)
+            error = None
+        except HawkwatchError as exc:  # one unreadable session must not hide the others
+            records, error = None, str(exc)
         return cls(
             name=session.name,
             path=str(session.path),
             start_time=session.start_time,
             app_name=app_name if isinstance(app_name, str) else None,
             size_bytes=session.size_bytes(),
-            records=len(session.records().records),
+            records=records,
+            error=error,
         )
 
 
@@ -41,10 +49,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     root = sessions_root(args.root)
     rows = [SessionRow.of(session) for session in list_sessions(root)]
+    for row in rows:
+        if row.error is not None:
+            print(f"hawkwatch: {row.error}", file=sys.stderr)
+    status = 1 if any(row.error is not None for row in rows) else 0  # as ls does
     if args.json:
         for row in rows:
             print(json.dumps(asdict(row)))
-        return 0
+        return status
     if not rows:
         print(f"no sessions under {root}", file=sys.stderr)
         return 0
@@ -65,7 +77,11 @@ def run(args: argparse.Namespace) -> int:
             else "?"
         )
         table.add_row(
-            row.name, started, row.app_name or "", decimal(row.size_bytes), f"{row.records:,}"
+            row.name,
+            started,
+            row.app_name or "",
+            decimal(row.size_bytes),
+            "unreadable" if row.records is None else f"{row.records:,}",
         )
     Console().print(table)
-    return 0
+    return status

@@ -48,6 +48,7 @@ from typing import Final, NamedTuple
 from hawkwatch.errors import StoreError
 from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
+from hawkwatch.store.files import read_regular
 
 log = logging.getLogger(__name__)
 
@@ -324,8 +325,9 @@ class AppenderFile:
         dropped, self.dropped = self.dropped, Dropped()
         if not dropped.lines:
             return
-        log.info("hawkwatch: %s: writable again; %d lines had been dropped", self.log_path,
-                 dropped.lines)
+        log.info(
+            "hawkwatch: %s: writable again; %d lines had been dropped", self.log_path, dropped.lines
+        )
         notice = self.drop_notice(dropped) if self.drop_notice is not None else None
         if notice is not None:
             with contextlib.suppress(ValueError, StoreError):
@@ -455,6 +457,7 @@ def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
 def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
     """Split the contents of ``.mtlog`` and ``.mmap2`` into lines (pure; see ``read_appender``)."""
     data = log_data
+    hidden = 0
     if buffer[:1] not in (b"", b"\x00"):
         block = _valid_prefix(buffer)
         keep = _journaled_offset(buffer[JOURNAL_OFFSET:BUFFER_SIZE], block, len(log_data))
@@ -463,7 +466,34 @@ def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
         if data and not data.endswith(b"\n"):
             data += b"\n"
         data += block
-    return _split_lines(data)
+        hidden = _lines_behind_a_stray_nul(buffer, len(block))
+    content = _split_lines(data)
+    if hidden:
+        content.skipped.append(
+            Skipped(
+                len(data.split(b"\n")),
+                f"{hidden} buffered line(s) after a NUL byte where the data should go on "
+                "(a damaged .mmap2)",
+            )
+        )
+    return content
+
+
+def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
+    """Lines between the NUL that ends the valid data and the end marker that should be there.
+
+    A healthy buffer has the marker right at ``end``, or (an append killed before its commit)
+    one uncommitted line and then the marker. More than that means a NUL landed inside the
+    data, hiding the lines after it.
+    """
+    limit = min(len(buffer), JOURNAL_OFFSET)
+    if buffer[end : end + 4] == END_MARKER or end >= limit:
+        return 0
+    marker = buffer.find(b"\n" + END_MARKER, end, limit)
+    if marker < 0:
+        return 0
+    lines = buffer.count(b"\n", end, marker + 1)
+    return lines - 1 if lines > 1 else 0
 
 
 def _split_lines(data: bytes) -> AppenderContent:
@@ -612,39 +642,3 @@ def _size(path: Path) -> int:
 
 def _read_bytes(path: Path, limit: int = MAX_LOG_BYTES) -> bytes:
     return read_regular(path, limit, too_big="too large to read")
-
-
-def read_regular(path: Path, limit: int, *, too_big: str | None = None) -> bytes:
-    """Up to ``limit`` bytes of a regular file; b"" if it does not exist.
-
-    Anything else that exists - a directory, a FIFO (never opened, so never blocks), a file
-    that cannot be read - is a ``StoreError`` naming ``path``. With ``too_big``, a file longer
-    than ``limit`` is an error with that text instead of being cut.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (FileNotFoundError, NotADirectoryError):
-        return b""
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read: {exc.strerror}") from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise StoreError(f"{path}: not a regular file")
-        if too_big is not None and info.st_size > limit:
-            raise StoreError(
-                f"{path}: {too_big} ({info.st_size:,} bytes; the limit is {limit:,})"
-            )
-        chunks: list[bytes] = []
-        remaining = limit
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot read: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
