@@ -14,7 +14,6 @@ may be followed by plain text (``System Profile:``) and may be cut short; all ar
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 from hawkwatch.errors import FormatError
@@ -28,6 +27,7 @@ from hawkwatch.formats._crash_values import (
     decode_text,
     iso_timestamp,
     loads_lenient,
+    raw_decode,
 )
 from hawkwatch.formats.apple_crash import parse_apple_crash
 from hawkwatch.model import Parsed, Skipped
@@ -48,7 +48,7 @@ def split_ips(text: str, *, source: str = "<bytes>") -> tuple[dict[str, Any], st
     """The metadata object and the text of the body that follows it."""
     start = len(text) - len(text.lstrip())
     try:
-        header, end = json.JSONDecoder().raw_decode(text, start)
+        header, end = raw_decode(text, start)
     except ValueError as exc:
         raise FormatError(source, f"no .ips metadata line ({exc})") from exc
     if not isinstance(header, dict):

@@ -45,3 +45,13 @@ def read_regular(path: Path, limit: int, *, too_big: str | None = None) -> bytes
         raise StoreError(f"{path}: cannot read: {exc.strerror}") from exc
     finally:
         os.close(fd)
+
+
+MAX_SIDE_FILE_BYTES = 256 * 1024 * 1024
+"""Largest side file of a session (``dyld-images``, profiles, stack-frame trees) a reader loads."""
+
+
+def read_side_file(path: Path, limit: int = MAX_SIDE_FILE_BYTES) -> bytes:
+    """A session's side file: b"" when missing; ``StoreError`` naming it when it cannot be read,
+    is not a regular file, or is larger than ``limit``."""
+    return read_regular(path, limit, too_big="too large to read")
