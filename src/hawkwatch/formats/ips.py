@@ -38,6 +38,7 @@ from hawkwatch.model.crash import (
     CrashReport,
     CrashThread,
 )
+from hawkwatch.model.text import excerpt
 
 FORMAT: Final = "ips"
 CRASH_BUG_TYPES: Final = frozenset({"109", "309"})
@@ -80,7 +81,7 @@ def parse_ips(data: bytes | str, *, source: str = "<bytes>") -> Parsed[CrashRepo
     if not isinstance(body, dict):
         raise FormatError(source, "the .ips body is not a JSON object")
     if bug_type not in CRASH_BUG_TYPES and "threads" not in body:
-        raise FormatError(source, f"bug_type {bug_type or '?'} is not a crash report")
+        raise FormatError(source, f"bug_type {excerpt(bug_type or '?')} is not a crash report")
     skipped: list[Skipped] = []
     if truncated:
         skipped.append(Skipped(0, "report body is truncated; read up to the last complete value"))

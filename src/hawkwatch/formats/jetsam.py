@@ -30,6 +30,7 @@ from hawkwatch.formats._input import read_input
 from hawkwatch.formats.ips import JETSAM_BUG_TYPE, split_ips
 from hawkwatch.model import Parsed, Skipped
 from hawkwatch.model.jetsam import JetsamEvent, JetsamProcess
+from hawkwatch.model.text import excerpt
 
 MAX_BYTES: Final = 16 * 1024 * 1024
 """JetsamEvents are some hundred KB; larger input is refused rather than parsed for minutes."""
@@ -49,7 +50,7 @@ def _parse_jetsam(data: bytes | str, source: str) -> Parsed[JetsamEvent]:
     header, body_text = split_ips(text, source=source)
     if str(header.get("bug_type", "")) != JETSAM_BUG_TYPE:
         raise FormatError(
-            source, f"bug_type {header.get('bug_type', '?')} is not a JetsamEvent (298)"
+            source, f"bug_type {excerpt(header.get('bug_type', '?'))} is not a JetsamEvent (298)"
         )
     try:
         body, truncated = loads_lenient(body_text)
