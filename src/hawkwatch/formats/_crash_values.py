@@ -38,6 +38,10 @@ class TruncatedJSON(ValueError):
     """Nothing complete could be recovered from the text."""
 
 
+MAX_DEPTH: Final = 500
+"""Deeper JSON is no crash report (KSCrash and .ips nest a dozen levels)."""
+
+
 class TooDeep(ValueError):
     """JSON nested deeper than Python's decoder can follow; no crash report looks like that."""
 
@@ -98,31 +102,34 @@ def _close_truncated(text: str, start: int) -> str | None:
 
     Cuts sit right after an opening bracket (an empty container is valid), after a closing
     bracket, or before a comma (the element before it is complete), never inside a value.
+    Every token that changes the bracket stack is also a cut, so the stack at the end of the
+    scan is the stack at the last cut. Nesting past ``MAX_DEPTH`` is ``TooDeep`` at once.
     """
     if start >= len(text) or text[start] not in "{[":
         return None
     stack: list[str] = []
-    cut: tuple[int, tuple[str, ...]] | None = None
+    cut: int | None = None
     for match in _JSON_TOKEN.finditer(text, start):
         token = match.group()
         if token[0] == '"':
             continue
         if token in "{[":
             stack.append("}" if token == "{" else "]")
-            cut = (match.end(), tuple(stack))
+            if len(stack) > MAX_DEPTH:
+                raise TooDeep()
+            cut = match.end()
         elif token in "}]":
             if not stack:
                 return None
             stack.pop()
             if not stack:
                 return text[start : match.end()]
-            cut = (match.end(), tuple(stack))
+            cut = match.end()
         else:  # ","
-            cut = (match.start(), tuple(stack))
+            cut = match.start()
     if cut is None:
         return None
-    end, open_brackets = cut
-    return text[start:end].rstrip() + "".join(reversed(open_brackets))
+    return text[start:cut].rstrip() + "".join(reversed(stack))
 
 
 def decode_text(data: bytes | str) -> str:

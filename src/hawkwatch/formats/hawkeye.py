@@ -36,6 +36,8 @@ def parse_dyld_images(data: bytes, *, source: str = "<bytes>") -> Parsed[ImageLi
         document = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise FormatError(source, f"not JSON ({exc})") from exc
+    except RecursionError:
+        raise FormatError(source, "nested too deeply to be a dyld-images file") from None
     if not isinstance(document, dict):
         raise FormatError(source, "not a dyld-images object")
     images: list[BinaryImage] = []
