@@ -14,6 +14,7 @@ AppenderFile layout are owned by ``hawkwatch.store``, which writes them too.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Final
@@ -127,9 +128,10 @@ def _dedupe_newest_first(transactions: list[dict[str, Any]]) -> list[dict[str, A
     for item in transactions:
         index = item.get("index")
         if index is not None:
-            if index in seen:
+            key = index if isinstance(index, str | int | float) else repr(index)  # hashable
+            if key in seen:
                 continue
-            seen.add(index)
+            seen.add(key)
         unique.append(item)
     unique.sort(key=_index_of, reverse=True)
     return unique
@@ -138,9 +140,10 @@ def _dedupe_newest_first(transactions: list[dict[str, Any]]) -> list[dict[str, A
 def _index_of(item: dict[str, Any]) -> float:
     index = item.get("index")
     try:
-        return float(index)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        number = float(index)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
         return -1.0
+    return number if math.isfinite(number) else -1.0
 
 
 def _image(entry: object) -> BinaryImage | None:
