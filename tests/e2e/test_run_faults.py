@@ -120,3 +120,30 @@ def test_when_the_agent_gives_the_cause_run_does_not_guess_another(runner: Runne
     assert "the agent did not start" in result.stderr
     assert "is it a Python program" not in result.stderr
     assert "nothing was recorded" in result.stderr
+
+
+def test_a_read_only_home_never_changes_the_program(runner: Runner, tmp_path: Path) -> None:
+    script = runner.script("app.py", EVENTS_APP)
+    with small_filesystem(tmp_path / "fs", 1024) as fs:
+        (fs / "home").mkdir()
+        remount = subprocess.run(
+            ["mount", "-o", "remount,ro", str(fs)], capture_output=True, text=True, check=False
+        )
+        if remount.returncode != 0:
+            pytest.skip(f"cannot remount read-only: {remount.stderr.strip()}")
+        result = subprocess.run(
+            [str(HAWKWATCH_SCRIPT), "run", "--", sys.executable, str(script)],
+            cwd=runner.cwd,
+            env=runner.env(HAWKWATCH_HOME=str(fs / "home")),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert result.returncode == 3
+    assert result.stdout == "hello\nbye\n"
+    lines = hawkwatch_lines(result.stderr)
+    assert len(lines) == 2, lines
+    assert "Read-only file system" in lines[0]
+    assert lines[1] == (
+        "hawkwatch: nothing was recorded (the agent did not start; see the warning above)"
+    )

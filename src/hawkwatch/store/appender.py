@@ -431,8 +431,9 @@ class AppenderFile:
             pass
 
 
-MAX_LOG_BYTES: Final = 1 << 30
-"""Largest ``.mtlog`` a reader loads (1 GiB, some ten million records); larger is refused."""
+MAX_LOG_BYTES: Final = 256 << 20
+"""Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of
+memory once decoded); larger is refused with an error naming the file, not read half-way."""
 
 
 def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
