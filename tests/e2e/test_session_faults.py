@@ -52,6 +52,8 @@ def test_a_fifo_as_a_session_file_blocks_no_command(runner: Runner, victim: str)
         if victim != "session.json":
             assert f"{victim}: not a regular file" in result.stderr, (args, result.stderr)
             assert result.returncode != 0
+    dump = runner.hawkwatch("debug", "dump", str(folder / victim), timeout=60)
+    assert dump.returncode == 1 and "not a regular file" in dump.stderr
 
 
 def test_a_records_file_that_is_a_directory_is_an_error_naming_it(runner: Runner) -> None:

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 
 from hawkwatch.errors import HawkwatchError
+from hawkwatch.store.appender import MAX_LOG_BYTES
+from hawkwatch.store.files import read_regular
 from hawkwatch.store.inspect import describe_buffer
 
 
@@ -17,10 +19,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.file)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise HawkwatchError(f"{path}: cannot read: {exc.strerror}") from exc
+    if not path.exists():
+        raise HawkwatchError(f"{path}: no such file")
+    data = read_regular(path, MAX_LOG_BYTES, too_big="too large to dump")  # StoreError
     if path.suffix == ".mmap2":
         log_path = path.with_suffix(".mtlog")
         layout = describe_buffer(data, log_path.stat().st_size if log_path.exists() else 0)
