@@ -326,7 +326,9 @@ def _convert(spec: OptionSpec, raw: Any) -> Any:
             return True
         if text in _FALSE:
             return False
-        raise ValueError(f"{spec.name} = {raw!r} is not a boolean (use true/false, 1/0, yes/no)")
+        raise ValueError(
+            f"{spec.name} = {raw!r:.80} is not a boolean (use true/false, 1/0, yes/no)"
+        )
     if kind in (int, float):
         try:
             number = kind(raw) if not isinstance(raw, bool) else None
@@ -334,14 +336,14 @@ def _convert(spec: OptionSpec, raw: Any) -> Any:
             number = None
         if number is None:
             expected = "an integer" if kind is int else "a number"
-            raise ValueError(f"{spec.name} = {raw!r} is not {expected}")
+            raise ValueError(f"{spec.name} = {raw!r:.80} is not {expected}")
         if spec.minimum is not None and number < spec.minimum:
-            raise ValueError(f"{spec.name} = {raw!r} is below its minimum {spec.minimum:g}")
+            raise ValueError(f"{spec.name} = {raw!r:.80} is below its minimum {spec.minimum:g}")
         return number
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise ValueError(f"{spec.name} = {raw!r} is not a string")
+        raise ValueError(f"{spec.name} = {raw!r:.80} is not a string")
     return raw
 
 

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Final
@@ -42,6 +42,10 @@ class RunOutcome:
 
     returncode: int  # negative: killed by that signal (subprocess's convention)
     session_path: Path | None
+    agent_failure: str | None = None
+    """Set when the program's agent said why it did not start (its warning is on stderr)."""
+    problem: str | None = None
+    """What went wrong in hawkwatch itself (the exit record not written); never the program's."""
 
     @property
     def exit_code(self) -> int | None:
@@ -90,14 +94,45 @@ def run_program(command: list[str], module: str | None, options: Mapping[str, st
         session_file = Path(scratch) / "session"
         env = build_environment(os.environ, options, session_file)
         returncode = _supervise(argv, env)
-        try:
-            announced = session_file.read_text(encoding="utf-8").strip()
-        except OSError:
-            announced = ""
+        announced = _read_announcement(session_file)
+    if announced.startswith("!"):
+        return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
     outcome = RunOutcome(returncode, Path(announced) if announced else None)
-    if outcome.session_path is not None:
+    if outcome.session_path is None:
+        return outcome
+    try:
         record_exit(outcome)
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
+        return replace(outcome, problem=f"the exit status was not recorded: {_reason(exc)}")
     return outcome
+
+
+def outcome_message(outcome: RunOutcome) -> str:
+    """The supervisor's closing line on stderr."""
+    if outcome.agent_failure is not None:
+        return f"hawkwatch: nothing was recorded ({outcome.agent_failure}; see the warning above)"
+    if outcome.session_path is None:
+        return (
+            "hawkwatch: the program did not start the agent (is it a Python program with "
+            "hawkwatch installed?); nothing was recorded"
+        )
+    message = f"hawkwatch: session {outcome.session_path}; see it with 'hawkwatch report'"
+    if outcome.problem is not None:
+        message += f" ({outcome.problem})"
+    return message
+
+
+def _read_announcement(path: Path) -> str:
+    try:
+        with path.open("rb") as f:
+            return f.read(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "…"
 
 
 def record_exit(outcome: RunOutcome) -> None:
@@ -128,8 +163,9 @@ def exit_like(outcome: RunOutcome) -> int:
         return outcome.returncode
     if number in _SIGNAL_NUMBERS and number != signal.SIGKILL:
         signal.signal(number, signal.SIG_DFL)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # closed, or None
+            stream.flush()
     os.kill(os.getpid(), number)
     return 128 + number  # reached only if the signal does not end this process
 

@@ -6,9 +6,11 @@ import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hawkwatch.errors import StoreError
 from hawkwatch.model import Record
 from hawkwatch.store import RecordsRead, Session, read_records
 from tests.builders import (
@@ -143,7 +145,9 @@ def test_a_journal_pointing_past_the_mtlog_is_ignored(tmp_path):
 def test_a_file_where_a_folder_should_be_and_a_folder_where_a_file_should_be(tmp_path):
     (tmp_path / "records.mmap2").mkdir()
     write_appender(tmp_path, "records", log=lines_bytes(GOOD))
-    assert read_both(tmp_path).records == GOOD_RECORDS
+    # Unflushed records may be in the buffer: reading on without it would hide them.
+    with pytest.raises(StoreError, match=r"records\.mmap2: not a regular file"):
+        read_records(tmp_path)
     not_a_folder = tmp_path / "file"
     not_a_folder.write_bytes(b"cpu,1,1\n")
     assert read_records(not_a_folder).records == []

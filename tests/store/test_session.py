@@ -275,3 +275,12 @@ def test_a_folder_that_is_not_a_session_is_refused_with_the_way_out(tmp_path):
     with pytest.raises(NotASessionError):
         Session.open(tmp_path / "notes.txt")
     assert NotASessionError.exit_code == 2
+
+
+@pytest.mark.parametrize("pid", [2**31, 10**30, -1, 0, True, "12"])
+def test_retention_ignores_a_pid_no_process_can_have(tmp_path, pid):
+    # A damaged session.json must not stop every new session from being created.
+    old = Session.create(root=tmp_path, start_time=1_000.0, keep=10)
+    old.write_metadata({**old.metadata, "pid": pid})
+    Session.create(root=tmp_path, keep=1)
+    assert not old.path.exists()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shutil
+import struct
 import sys
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +166,48 @@ def test_missing_symbolic_names_the_extra(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "symbolic", None)  # import symbolic -> ImportError
     with pytest.raises(SymbolsExtraMissing, match=r"hawkwatch\[symbols\]"):
         SymbolStore(tmp_path / "s").add([tmp_path])
+
+
+def _set_compression(archive: Path, name: str, method: int) -> None:
+    """Rewrite a stored member's compression method in both headers (zipfile has no API)."""
+    data = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(archive) as z:
+        info = z.getinfo(name)
+    struct.pack_into("<H", data, info.header_offset + 8, method)  # local file header
+    central = data.rfind(b"PK\x01\x02")
+    while central >= 0:
+        if data[central + 46 : central + 46 + len(name)] == name.encode():
+            struct.pack_into("<H", data, central + 10, method)
+        central = data.rfind(b"PK\x01\x02", 0, central)
+    archive.write_bytes(bytes(data))
+
+
+def test_a_zip_member_with_an_unknown_compression_method_is_skipped_with_a_reason(built, tmp_path):
+    archive = tmp_path / "mixed.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.write(built.elf, "odd/libelf.so")
+        out.write(built.elf, "good/libelf.so")
+    _set_compression(archive, "odd/libelf.so", 99)
+    result = SymbolStore(tmp_path / "s").add([archive])
+    assert [info.source for info in result.added] == [f"{archive}!good/libelf.so"]
+    assert result.skipped == [
+        (
+            f"{archive}!odd/libelf.so",
+            "unreadable zip member: That compression method is not supported",
+        )
+    ]
+
+
+def test_a_zip_with_nothing_usable_says_so_and_the_command_fails(tmp_path, capsys):
+    from hawkwatch.cli import main
+
+    archive = tmp_path / "notes.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("README.txt", "not a debug file")
+    result = SymbolStore(tmp_path / "s").add([archive])
+    assert result.added == []
+    reason = "zip archive of 1 file(s), none Mach-O or ELF"
+    assert result.skipped == [(str(archive), reason)]
+    assert main(["symbols", "add", "--root", str(tmp_path / "s2"), str(archive)]) == 1
+    err = capsys.readouterr().err
+    assert f"{archive}: {reason}" in err

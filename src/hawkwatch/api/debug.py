@@ -7,6 +7,8 @@ from pathlib import Path
 
 from hawkwatch.api.session import PathLike
 from hawkwatch.errors import HawkwatchError
+from hawkwatch.store.appender import MAX_LOG_BYTES
+from hawkwatch.store.files import read_regular
 from hawkwatch.store.inspect import BufferLayout, BufferLine, describe_buffer
 
 
@@ -27,10 +29,10 @@ def dump_file(path: PathLike) -> FileDump:
     ``.index`` (record by record; the line's offset is the record number) or any line-based
     file."""
     target = Path(path)
-    try:
-        data = target.read_bytes()
-    except OSError as exc:
-        raise HawkwatchError(f"{target}: cannot read: {exc.strerror}") from exc
+    if not target.exists():
+        raise HawkwatchError(f"{target}: no such file")
+    # regular files only, and bounded: a FIFO or a huge file must not hang or swamp the dump
+    data = read_regular(target, MAX_LOG_BYTES, too_big="too large to dump")  # StoreError
     if target.suffix == ".index":  # a MallocStackLogging index: one line per record
         try:
             from hawkwatch.formats.msl import dump_lines

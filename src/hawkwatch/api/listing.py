@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hawkwatch.api.session import PathLike, Session
-from hawkwatch.errors import UsageError
+from hawkwatch.errors import HawkwatchError, UsageError
 from hawkwatch.model import Record, Skipped
 from hawkwatch.model import collections as c
 from hawkwatch.store import list_sessions as _session_folders
@@ -21,7 +21,8 @@ class SessionRow:
     start_time: float | None
     app_name: str | None
     size_bytes: int
-    records: int
+    records: int | None  # None: the records could not be read (see ``error``)
+    error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,11 @@ def list_sessions(root: PathLike | None = None) -> SessionList:
     rows = []
     for folder in _session_folders(base):
         app_name = folder.metadata.get("app_name")
+        try:
+            records: int | None = len(folder.records().records)
+            error = None
+        except HawkwatchError as exc:  # one unreadable session must not hide the others
+            records, error = None, str(exc)
         rows.append(
             SessionRow(
                 name=folder.name,
@@ -51,7 +57,8 @@ def list_sessions(root: PathLike | None = None) -> SessionList:
                 start_time=folder.start_time,
                 app_name=app_name if isinstance(app_name, str) else None,
                 size_bytes=folder.size_bytes(),
-                records=len(folder.records().records),
+                records=records,
+                error=error,
             )
         )
     return SessionList(str(base), tuple(rows))

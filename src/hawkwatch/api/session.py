@@ -102,6 +102,8 @@ def find_session(given: PathLike | None = None, root: PathLike | None = None) ->
 
     ``NotASessionError`` says what was looked for and where.
     """
+    if given is not None and Path(os.fspath(given)).expanduser().is_dir():
+        return SessionFolder.open(Path(os.fspath(given)).expanduser())  # needs no home directory
     base = sessions_root(root)
     if given is None:
         newest = latest_session(base)

@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = _load(args._module).run(args)
     except HawkwatchError as exc:
-        print(f"hawkwatch: {exc}", file=sys.stderr)
+        print(f"hawkwatch: {_bounded(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
@@ -94,12 +94,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(
-            f"hawkwatch: internal error: {type(exc).__name__}: {exc} "
+            f"hawkwatch: internal error: {type(exc).__name__}: {_bounded(str(exc), 200)} "
             "(rerun with --debug for details)",
             file=sys.stderr,
         )
         return 1
     return code
+
+
+def _bounded(message: str, limit: int = 1000) -> str:
+    """At most ``limit`` characters: a backstop for messages quoting damaged input."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}… ({len(message):,} characters)"
 
 
 def console_main() -> None:

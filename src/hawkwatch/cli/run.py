@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from hawkwatch.api.options import parse_options
@@ -36,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hawkwatch.launcher import exit_like, run_program
+    from hawkwatch.launcher import exit_like, outcome_message, run_program
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -54,15 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.app_version:
         options["app.version"] = args.app_version
     outcome = run_program(command, module, options)
-    if outcome.session_path is None:
-        print(
-            "hawkwatch: the program did not start the agent (is it a Python program with "
-            "hawkwatch installed?); nothing was recorded",
-            file=sys.stderr,
-        )
-    else:
-        print(
-            f"hawkwatch: session {outcome.session_path}; see it with 'hawkwatch report'",
-            file=sys.stderr,
-        )
+    if sys.stderr is not None:  # None when stderr was closed: never fall back to stdout
+        with contextlib.suppress(OSError, ValueError):
+            print(outcome_message(outcome), file=sys.stderr, flush=True)
     return exit_like(outcome)

@@ -15,7 +15,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = list_sessions(args.root)
+    for row in result.sessions:
+        if row.error is not None:
+            status(row.error)
     emit(result, args)
     if not result.sessions:
         status(f"no sessions under {result.root}")
-    return 0
+    return 1 if any(row.error is not None for row in result.sessions) else 0  # as ls does

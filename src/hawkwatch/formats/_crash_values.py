@@ -38,13 +38,27 @@ class TruncatedJSON(ValueError):
     """Nothing complete could be recovered from the text."""
 
 
+MAX_DEPTH: Final = 500
+"""Deeper JSON is no crash report (KSCrash and .ips nest a dozen levels)."""
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than Python's decoder can follow; no crash report looks like that."""
+
+    def __init__(self) -> None:
+        super().__init__("nested too deeply to be a crash report")
+
+
 def loads_lenient(text: str) -> tuple[Any, bool]:
     """``(value, was_truncated)``: the document, or its longest prefix closed at a complete value.
 
-    Raises ``ValueError`` when the text does not start like JSON or nothing complete is left.
+    Raises ``ValueError`` when the text does not start like JSON, nothing complete is left, or
+    it is nested too deeply (``TooDeep``; never a ``RecursionError``).
     """
     try:
         return json.loads(text), False
+    except RecursionError:
+        raise TooDeep() from None
     except ValueError:
         pass
     start = len(text) - len(text.lstrip())
@@ -54,13 +68,26 @@ def loads_lenient(text: str) -> tuple[Any, bool]:
     repaired = _close_truncated(text, start)
     if repaired is None:
         raise TruncatedJSON("no complete JSON value")
-    return json.loads(repaired), True
+    try:
+        return json.loads(repaired), True
+    except RecursionError:
+        raise TooDeep() from None
+
+
+def raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
+    """``JSONDecoder.raw_decode`` that raises only ``ValueError`` (``TooDeep`` for nesting)."""
+    try:
+        return json.JSONDecoder().raw_decode(text, start)
+    except RecursionError:
+        raise TooDeep() from None
 
 
 def _raw_decode_prefix(text: str, start: int) -> tuple[Any, int]:
     """A complete first value followed by other text (``.ips`` bodies with a trailer)."""
     try:
-        value, end = json.JSONDecoder().raw_decode(text, start)
+        value, end = raw_decode(text, start)
+    except TooDeep:
+        raise
     except ValueError:
         return None, start
     return value, end
@@ -75,31 +102,34 @@ def _close_truncated(text: str, start: int) -> str | None:
 
     Cuts sit right after an opening bracket (an empty container is valid), after a closing
     bracket, or before a comma (the element before it is complete), never inside a value.
+    Every token that changes the bracket stack is also a cut, so the stack at the end of the
+    scan is the stack at the last cut. Nesting past ``MAX_DEPTH`` is ``TooDeep`` at once.
     """
     if start >= len(text) or text[start] not in "{[":
         return None
     stack: list[str] = []
-    cut: tuple[int, tuple[str, ...]] | None = None
+    cut: int | None = None
     for match in _JSON_TOKEN.finditer(text, start):
         token = match.group()
         if token[0] == '"':
             continue
         if token in "{[":
             stack.append("}" if token == "{" else "]")
-            cut = (match.end(), tuple(stack))
+            if len(stack) > MAX_DEPTH:
+                raise TooDeep()
+            cut = match.end()
         elif token in "}]":
             if not stack:
                 return None
             stack.pop()
             if not stack:
                 return text[start : match.end()]
-            cut = (match.end(), tuple(stack))
+            cut = match.end()
         else:  # ","
-            cut = (match.start(), tuple(stack))
+            cut = match.start()
     if cut is None:
         return None
-    end, open_brackets = cut
-    return text[start:end].rstrip() + "".join(reversed(open_brackets))
+    return text[start:cut].rstrip() + "".join(reversed(stack))
 
 
 def decode_text(data: bytes | str) -> str:
@@ -160,21 +190,28 @@ def arch_from_cpu(cpu_type: object, cpu_subtype: object) -> str | None:
     return None
 
 
+MAX_INT: Final = 2**64
+"""Addresses, sizes, pids and counts in crash reports all fit in 64 bits; larger is damage."""
+
+
 def as_int(value: object) -> int | None:
-    """A JSON integer (not a bool), or a ``0x…``/decimal string."""
+    """A JSON integer (not a bool), or a ``0x…``/decimal string; None beyond ±2**64."""
     if isinstance(value, bool):
         return None
+    number: int | None = None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and len(value) <= 64:
         text = value.strip()
         try:
-            return int(text, 16) if text.lower().startswith("0x") else int(text)
+            number = int(text, 16) if text.lower().startswith("0x") else int(text)
         except ValueError:
             return None
-    return None
+    if number is None or not -MAX_INT < number < MAX_INT:
+        return None
+    return number
 
 
 def as_text(value: object) -> str | None:

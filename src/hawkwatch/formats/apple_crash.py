@@ -124,7 +124,13 @@ class _Parser:
 
     def feed(self, lines: list[str]) -> None:
         for offset, raw in enumerate(lines):
-            self._line(raw.rstrip("\r"), self.first_line + offset)
+            number = self.first_line + offset
+            try:
+                self._line(raw.rstrip("\r"), number)
+            except ValueError as exc:  # int() of a number thousands of digits long
+                if "digits" not in str(exc):
+                    raise
+                self.skipped.append(Skipped(number, "a number too long to be one"))
         self._end_block()
 
     def finish(self) -> CrashReport:
@@ -159,7 +165,7 @@ class _Parser:
             pairs = REGISTER.findall(stripped)
             if pairs:
                 for name, value in pairs:
-                    self.registers[name] = int(value, 16)
+                    self.registers[name] = _number(value, 16)
                 return
         self._end_block()
         self._section_or_header(line, stripped, number)
@@ -187,13 +193,13 @@ class _Parser:
         match = THREAD_STATE.match(stripped)
         if match:
             self.recognised = True
-            self.registers = self._thread(int(match[1])).registers
+            self.registers = self._thread(_number(match[1])).registers
             self.mode = "registers"
             return
         match = THREAD_NAME.match(stripped)
         if match:
             self.recognised = True
-            thread = self._thread(int(match[1]))
+            thread = self._thread(_number(match[1]))
             name = match[2].strip()
             if name.startswith("Dispatch queue:"):
                 thread.queue = name.removeprefix("Dispatch queue:").strip() or None
@@ -203,7 +209,7 @@ class _Parser:
         match = THREAD.match(stripped)
         if match:
             self.recognised = True
-            thread = self._thread(int(match[1]))
+            thread = self._thread(_number(match[1]))
             thread.crashed = thread.crashed or bool(match[2])
             if match[3]:
                 thread.queue = match[3].strip()
@@ -255,7 +261,7 @@ class _Parser:
             bare = BARE_ADDRESSES.match(stripped)
             if bare:
                 self.report.last_exception_backtrace.extend(
-                    CrashFrame(address=int(token, 16)) for token in bare[1].split()
+                    CrashFrame(address=_number(token, 16)) for token in bare[1].split()
                 )
                 return True
         frame = parse_frame_line(stripped)
@@ -316,7 +322,7 @@ class _Parser:
             exception.reason = value
         elif key in ("Triggered by Thread", "Crashed Thread") and self.crashed_index is None:
             head = value.split(maxsplit=1)[0] if value.split() else ""
-            self.crashed_index = int(head) if head.isdigit() else None
+            self.crashed_index = _number(head) if head.isdigit() else None
 
     def _store_block(self, key: str, lines: list[str]) -> None:
         text = "\n".join(lines).strip("\n")  # indentation is kept, as Apple wrote it
@@ -333,7 +339,9 @@ def parse_frame_line(line: str) -> CrashFrame | None:
     if not match:
         return None
     _index, image, address, rest = match.groups()
-    frame = CrashFrame(address=int(address, 16), image=None if image == "???" else image.strip())
+    frame = CrashFrame(
+        address=_number(address, 16), image=None if image == "???" else image.strip()
+    )
     if not rest:
         return frame
     offset_form = OFFSET_FORM.match(rest)
@@ -354,10 +362,10 @@ def _fill_symbol(frame: CrashFrame, text: str) -> None:
     frame.symbol = match["symbol"].strip()
     offset = match["offset"]
     if offset:
-        frame.symbol_offset = int(offset, 16) if offset.startswith("0x") else int(offset)
+        frame.symbol_offset = _number(offset, 16) if offset.startswith("0x") else _number(offset)
     if match["file"]:
         frame.file = match["file"].strip()
-        frame.line = int(match["line"])
+        frame.line = _number(match["line"])
 
 
 def parse_image_line(line: str) -> CrashImage | None:
@@ -373,8 +381,8 @@ def parse_image_line(line: str) -> CrashImage | None:
         name, arch = f"{name} {arch}", None
     return CrashImage(
         name=name.strip(),
-        load_address=int(low, 16),
-        end_address=None if high == "???" else int(high, 16),
+        load_address=_number(low, 16),
+        end_address=None if high == "???" else _number(high, 16),
         arch=arch,
         uuid=None if uuid == "(null)" else uuid,
         path=path or None,
@@ -385,7 +393,7 @@ def parse_image_line(line: str) -> CrashImage | None:
 def _name_and_pid(value: str) -> tuple[str, int | None]:
     match = re.match(r"^(.*?)\s*\[(\d+)\]\s*$", value)
     if match:
-        return match[1], int(match[2])
+        return match[1], _number(match[2])
     return value, None
 
 
@@ -401,4 +409,16 @@ def _exception_type(exception: CrashException, value: str) -> None:
 
 def _at_address(value: str) -> int | None:
     match = re.search(r"\bat (0x[0-9a-fA-F]+)", value)
-    return int(match[1], 16) if match else None
+    return _number(match[1], 16) if match else None
+
+
+MAX_DIGITS: Final = 20
+"""No field of a crash report needs more digits (a 64-bit address is 16 hex digits)."""
+
+
+def _number(text: str, base: int = 10) -> int:
+    """``int(text, base)``; ``ValueError`` (naming digits) for absurdly long numbers."""
+    digits = text[2:] if text[:2].lower() == "0x" else text
+    if len(digits) > MAX_DIGITS:
+        raise ValueError(f"a number of {len(digits)} digits")
+    return int(text, base)

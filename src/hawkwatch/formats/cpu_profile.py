@@ -11,9 +11,11 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from hawkwatch.errors import StoreError
 from hawkwatch.model import Parsed, Record, Skipped
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import Profile
+from hawkwatch.store.files import read_side_file
 
 
 def read_profiles(folder: str | Path, records: Iterable[Record]) -> Parsed[list[Profile]]:
@@ -30,10 +32,15 @@ def read_profiles(folder: str | Path, records: Iterable[Record]) -> Parsed[list[
                 path = (base / value["file"]).resolve()
                 if base not in path.parents:
                     raise ValueError("side file outside the session folder")
-                value = json.loads(path.read_bytes())
+                data = read_side_file(path)
+                if not data:
+                    raise StoreError(f"{path}: missing or empty")
+                value = json.loads(data)
             profiles.append(Profile.from_json(value))
-        except OSError as exc:
-            skipped.append(Skipped(number, f"cpu-profile {record.key}: {exc.strerror}"))
+        except StoreError as exc:
+            skipped.append(Skipped(number, f"cpu-profile {record.key}: {exc}"))
+        except RuntimeError:  # Path.resolve() on a symlink loop (Python 3.11, 3.12)
+            skipped.append(Skipped(number, f"cpu-profile {record.key}: side file is a link loop"))
         except RecursionError:
             skipped.append(Skipped(number, f"cpu-profile {record.key}: nested too deeply"))
         except ValueError as exc:

@@ -14,12 +14,13 @@ Anything else raises ``FormatError`` with one line saying what the file looked l
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Final
 
 from hawkwatch.errors import FormatError
+from hawkwatch.formats._crash_values import TooDeep, raw_decode
+from hawkwatch.formats._input import read_input
 from hawkwatch.formats.apple_crash import looks_like_apple_text, parse_apple_crash
 from hawkwatch.formats.ips import JETSAM_BUG_TYPE, parse_ips
 from hawkwatch.formats.kscrash import looks_like_kscrash, parse_kscrash
@@ -31,8 +32,9 @@ IPS: Final = "ips"
 KSCRASH: Final = "kscrash"
 JETSAM: Final = "jetsam"
 HAWKEYE: Final = "hawkeye"
-# Crash files are small; refuse to slurp something enormous by mistake.
-MAX_BYTES: Final = 64 * 1024 * 1024
+# Crash files are small (Apple's rarely pass 1 MiB, KSCrash's a few); refuse to slurp something
+# enormous by mistake: 16 MiB parse in seconds and a few hundred MB.
+MAX_BYTES: Final = 16 * 1024 * 1024
 
 
 def sniff_crash(data: bytes) -> str | None:
@@ -42,9 +44,10 @@ def sniff_crash(data: bytes) -> str | None:
         return None
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        decoder = json.JSONDecoder()
         try:
-            first, end = decoder.raw_decode(stripped)
+            first, end = raw_decode(stripped)
+        except TooDeep:
+            return KSCRASH  # its reader says why it cannot be read
         except ValueError:
             first, end = None, 0
         if isinstance(first, dict) and "bug_type" in first and stripped[end:].strip():
@@ -61,6 +64,13 @@ def sniff_crash(data: bytes) -> str | None:
 
 def parse_crash(data: bytes, source: str = "<bytes>") -> Parsed[CrashReport]:
     """Parse the bytes of a crash report in any supported file format."""
+    try:
+        return _parse_crash(data, source)
+    except RecursionError:  # a structure the model code cannot walk: damage, not a report
+        raise FormatError(source, "nested too deeply to be a crash report") from None
+
+
+def _parse_crash(data: bytes, source: str) -> Parsed[CrashReport]:
     kind = sniff_crash(data)
     if kind == IPS:
         return parse_ips(data, source=source)
@@ -82,15 +92,7 @@ def read_crash(path: str | os.PathLike[str]) -> Parsed[CrashReport]:
         from hawkwatch.formats.hawkeye_stacks import read_session_stacks
 
         return read_session_stacks(target)
-    try:
-        with target.open("rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except FileNotFoundError as exc:
-        raise FormatError(str(target), "no such file") from exc
-    except OSError as exc:
-        raise FormatError(str(target), f"cannot read: {exc.strerror or exc}") from exc
-    if len(data) > MAX_BYTES:
-        raise FormatError(str(target), f"larger than {MAX_BYTES // 2**20} MiB; not a crash report")
+    data = read_input(target, MAX_BYTES, "a crash report")
     return parse_crash(data, source=str(target))
 
 

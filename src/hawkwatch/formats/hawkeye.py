@@ -14,13 +14,15 @@ AppenderFile layout are owned by ``hawkwatch.store``, which writes them too.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Final
 
-from hawkwatch.errors import FormatError
+from hawkwatch.errors import FormatError, StoreError
 from hawkwatch.model import BinaryImage, ImageList, Parsed, Skipped
 from hawkwatch.store.appender import read_appender
+from hawkwatch.store.files import read_side_file
 
 DYLD_IMAGES_NAME: Final = "dyld-images"
 NETWORK_TRANSACTIONS_NAME: Final = "network-transactions"
@@ -35,6 +37,8 @@ def parse_dyld_images(data: bytes, *, source: str = "<bytes>") -> Parsed[ImageLi
         document = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise FormatError(source, f"not JSON ({exc})") from exc
+    except RecursionError:
+        raise FormatError(source, "nested too deeply to be a dyld-images file") from None
     if not isinstance(document, dict):
         raise FormatError(source, "not a dyld-images object")
     images: list[BinaryImage] = []
@@ -61,12 +65,12 @@ def parse_dyld_images(data: bytes, *, source: str = "<bytes>") -> Parsed[ImageLi
 def read_dyld_images(folder: str | os.PathLike[str]) -> Parsed[ImageList] | None:
     """The session's ``dyld-images``, or None when the folder has none."""
     path = Path(folder) / DYLD_IMAGES_NAME
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except OSError as exc:
-        raise FormatError(str(path), f"cannot read: {exc.strerror}") from exc
+    try:
+        data = read_side_file(path)
+    except StoreError as exc:
+        raise FormatError(str(path), str(exc).removeprefix(f"{path}: ")) from exc
     return parse_dyld_images(data, source=str(path))
 
 
@@ -90,12 +94,14 @@ def read_network_transactions(folder: str | os.PathLike[str]) -> Parsed[list[dic
     """A session's network transactions; an empty list when it recorded none."""
     folder = Path(folder)
     content = read_appender(folder, NETWORK_TRANSACTIONS_NAME)
+    skipped = list(content.skipped)
     try:
-        huge = (folder / HUGE_NETWORK_RECORDS_NAME).read_bytes()
-    except OSError:
+        huge = read_side_file(folder / HUGE_NETWORK_RECORDS_NAME)
+    except StoreError as exc:
         huge = b""
+        skipped.append(Skipped(0, str(exc)))
     parsed = parse_network_transactions(content.lines, huge)
-    return Parsed(parsed.value, content.skipped + parsed.skipped)
+    return Parsed(parsed.value, skipped + parsed.skipped)
 
 
 def _add_transaction(
@@ -122,9 +128,10 @@ def _dedupe_newest_first(transactions: list[dict[str, Any]]) -> list[dict[str, A
     for item in transactions:
         index = item.get("index")
         if index is not None:
-            if index in seen:
+            key = index if isinstance(index, str | int | float) else repr(index)  # hashable
+            if key in seen:
                 continue
-            seen.add(index)
+            seen.add(key)
         unique.append(item)
     unique.sort(key=_index_of, reverse=True)
     return unique
@@ -133,9 +140,10 @@ def _dedupe_newest_first(transactions: list[dict[str, Any]]) -> list[dict[str, A
 def _index_of(item: dict[str, Any]) -> float:
     index = item.get("index")
     try:
-        return float(index)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        number = float(index)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
         return -1.0
+    return number if math.isfinite(number) else -1.0
 
 
 def _image(entry: object) -> BinaryImage | None:

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from hawkwatch.errors import FormatError
+from hawkwatch.errors import FormatError, StoreError
 from hawkwatch.model import Parsed, Record, Skipped
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import (
@@ -37,6 +37,7 @@ from hawkwatch.model.profile import (
     ThreadShare,
     calltree_from_json,
 )
+from hawkwatch.store.files import read_side_file
 
 CF_ABSOLUTE_EPOCH: Final = 978_307_200.0
 """Unix time of 2001-01-01 00:00:00 UTC, CFAbsoluteTime's origin."""
@@ -125,11 +126,9 @@ def read_highload(
     """Episodes of a session folder: its records plus its ext side file, if any."""
     path = Path(folder) / c.CPU_HIGHLOAD_STACKFRAME_EXT
     try:
-        ext = path.read_bytes()
-    except FileNotFoundError:
-        ext = b""
-    except OSError as exc:
-        raise FormatError(str(path), f"cannot read: {exc.strerror}") from exc
+        ext = read_side_file(path)
+    except StoreError as exc:
+        raise FormatError(str(path), str(exc).removeprefix(f"{path}: ")) from exc
     return parse_highload(records, ext=ext, time_base="unix" if is_hawkwatch else "cfabsolute")
 
 

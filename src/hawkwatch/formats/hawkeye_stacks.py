@@ -22,12 +22,13 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Any, Final
 
-from hawkwatch.errors import FormatError, NotASessionError
+from hawkwatch.errors import FormatError, NotASessionError, StoreError
 from hawkwatch.formats._crash_values import as_dict, as_int, as_list, basename
 from hawkwatch.formats.hawkeye import read_dyld_images
 from hawkwatch.model import ImageList, Parsed, Skipped, collections
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread
 from hawkwatch.store import Session
+from hawkwatch.store.files import read_side_file
 
 FORMAT: Final = "hawkeye"
 CPU_EXT_NAME: Final = "cpu-highload-stackframe-ext"
@@ -189,9 +190,9 @@ def _tree_paths(roots: object) -> list[tuple[list[int], int]]:
 
 def _ext_records(path: Path) -> list[tuple[str, str]]:
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return []
+        text = read_side_file(path).decode("utf-8", errors="replace")
+    except StoreError as exc:
+        raise FormatError(str(path), str(exc).removeprefix(f"{path}: ")) from exc
     records = []
     for chunk in text.split(CPU_EXT_DELIMITER):
         key, comma, value = chunk.strip().partition(",")

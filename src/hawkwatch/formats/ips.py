@@ -14,7 +14,6 @@ may be followed by plain text (``System Profile:``) and may be cut short; all ar
 
 from __future__ import annotations
 
-import json
 from typing import Any, Final
 
 from hawkwatch.errors import FormatError
@@ -28,6 +27,7 @@ from hawkwatch.formats._crash_values import (
     decode_text,
     iso_timestamp,
     loads_lenient,
+    raw_decode,
 )
 from hawkwatch.formats.apple_crash import parse_apple_crash
 from hawkwatch.model import Parsed, Skipped
@@ -38,6 +38,7 @@ from hawkwatch.model.crash import (
     CrashReport,
     CrashThread,
 )
+from hawkwatch.model.text import excerpt
 
 FORMAT: Final = "ips"
 CRASH_BUG_TYPES: Final = frozenset({"109", "309"})
@@ -48,7 +49,7 @@ def split_ips(text: str, *, source: str = "<bytes>") -> tuple[dict[str, Any], st
     """The metadata object and the text of the body that follows it."""
     start = len(text) - len(text.lstrip())
     try:
-        header, end = json.JSONDecoder().raw_decode(text, start)
+        header, end = raw_decode(text, start)
     except ValueError as exc:
         raise FormatError(source, f"no .ips metadata line ({exc})") from exc
     if not isinstance(header, dict):
@@ -80,7 +81,7 @@ def parse_ips(data: bytes | str, *, source: str = "<bytes>") -> Parsed[CrashRepo
     if not isinstance(body, dict):
         raise FormatError(source, "the .ips body is not a JSON object")
     if bug_type not in CRASH_BUG_TYPES and "threads" not in body:
-        raise FormatError(source, f"bug_type {bug_type or '?'} is not a crash report")
+        raise FormatError(source, f"bug_type {excerpt(bug_type or '?')} is not a crash report")
     skipped: list[Skipped] = []
     if truncated:
         skipped.append(Skipped(0, "report body is truncated; read up to the last complete value"))

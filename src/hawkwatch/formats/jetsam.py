@@ -26,20 +26,31 @@ from hawkwatch.formats._crash_values import (
     iso_timestamp,
     loads_lenient,
 )
+from hawkwatch.formats._input import read_input
 from hawkwatch.formats.ips import JETSAM_BUG_TYPE, split_ips
 from hawkwatch.model import Parsed, Skipped
 from hawkwatch.model.jetsam import JetsamEvent, JetsamProcess
+from hawkwatch.model.text import excerpt
 
+MAX_BYTES: Final = 16 * 1024 * 1024
+"""JetsamEvents are some hundred KB; larger input is refused rather than parsed for minutes."""
 DEFAULT_PAGE_SIZE: Final = 16_384  # A9 and later; only used when the file does not say
 
 
 def parse_jetsam(data: bytes | str, *, source: str = "<bytes>") -> Parsed[JetsamEvent]:
     """Parse a JetsamEvent; ``FormatError`` when the file is not one."""
+    try:
+        return _parse_jetsam(data, source)
+    except RecursionError:
+        raise FormatError(source, "nested too deeply to be a JetsamEvent") from None
+
+
+def _parse_jetsam(data: bytes | str, source: str) -> Parsed[JetsamEvent]:
     text = decode_text(data)
     header, body_text = split_ips(text, source=source)
     if str(header.get("bug_type", "")) != JETSAM_BUG_TYPE:
         raise FormatError(
-            source, f"bug_type {header.get('bug_type', '?')} is not a JetsamEvent (298)"
+            source, f"bug_type {excerpt(header.get('bug_type', '?'))} is not a JetsamEvent (298)"
         )
     try:
         body, truncated = loads_lenient(body_text)
@@ -66,7 +77,7 @@ def parse_jetsam(data: bytes | str, *, source: str = "<bytes>") -> Parsed[Jetsam
     pages = {
         key: value
         for key, value in as_dict(status.get("memoryPages")).items()
-        if isinstance(value, int) and not isinstance(value, bool)
+        if as_int(value) is not None and isinstance(value, int)
     }
     event = JetsamEvent(
         incident_id=as_text(header.get("incident_id")) or as_text(body.get("incident")),
@@ -84,13 +95,7 @@ def parse_jetsam(data: bytes | str, *, source: str = "<bytes>") -> Parsed[Jetsam
 def read_jetsam(path: str | os.PathLike[str]) -> Parsed[JetsamEvent]:
     """Read a ``JetsamEvent-*.ips`` file."""
     target = Path(path).expanduser()
-    try:
-        data = target.read_bytes()
-    except FileNotFoundError as exc:
-        raise FormatError(str(target), "no such file") from exc
-    except OSError as exc:
-        raise FormatError(str(target), f"cannot read: {exc.strerror or exc}") from exc
-    return parse_jetsam(data, source=str(target))
+    return parse_jetsam(read_input(target, MAX_BYTES, "a JetsamEvent"), source=str(target))
 
 
 def _process(raw: Any, page_size: int) -> JetsamProcess | None:

@@ -37,6 +37,7 @@ IMPORT_TIME: Final = "import-time"
 CUSTOM_SPAN: Final = "custom-span"
 EXIT_STATE: Final = "exit-state"
 HAWKWATCH_ERROR: Final = "hawkwatch-error"
+STORE_DROPPED: Final = "store-dropped"
 HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
 NETWORK_TRANSACTION: Final = "network-transaction"
@@ -60,6 +61,7 @@ AGENT_COLLECTIONS: Final = (
     CUSTOM_SPAN,
     EXIT_STATE,
     HAWKWATCH_ERROR,
+    STORE_DROPPED,
     CPU_HIGHLOAD,
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,

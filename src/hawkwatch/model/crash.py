@@ -8,6 +8,7 @@ Fields a format does not carry stay at their defaults (None / empty).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -126,6 +127,7 @@ class CrashReport:
     last_exception_backtrace: list[CrashFrame] = field(default_factory=list)
     recrash: CrashReport | None = None
     process_path: str | None = None
+    _by_address: _ImageIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def crashed_thread(self) -> CrashThread | None:
@@ -135,9 +137,49 @@ class CrashReport:
         """The image holding a frame: by index when the format gives one, else by address."""
         if frame.image_index is not None and 0 <= frame.image_index < len(self.images):
             return self.images[frame.image_index]
-        by_range = [image for image in self.images if image.contains(frame.address)]
-        if by_range:
-            return max(by_range, key=lambda image: image.load_address)
+        index = self._by_address
+        if index is None or not index.describes(self.images):
+            index = self._by_address = _ImageIndex(self.images)
+        found = index.find(frame.address)
+        if found is not None:
+            return found
         if frame.image:
             return next((image for image in self.images if image.name == frame.image), None)
+        return None
+
+
+class _ImageIndex:
+    """Images sorted by load address, for ``CrashReport.image_for`` in O(log n) per frame.
+
+    Among the images containing an address, the one loaded last wins (as a linear scan would
+    pick); ``reach`` (the furthest end of any image up to each position, None counting as
+    unbounded) stops the backward walk as soon as no earlier image can contain the address.
+    Rebuilt when the report's image list is replaced or changes length.
+    """
+
+    __slots__ = ("_count", "_images", "_reach", "_source", "_starts")
+
+    def __init__(self, images: list[CrashImage]) -> None:
+        self._source, self._count = images, len(images)  # held: its id cannot be reused
+        # Equal load addresses: the one listed first sorts last, so it is the one found.
+        order = sorted(range(len(images)), key=lambda i: (images[i].load_address, -i))
+        self._images = [images[i] for i in order]
+        self._starts = [image.load_address for image in self._images]
+        self._reach: list[float] = []
+        furthest = float("-inf")
+        for image in self._images:
+            end = float("inf") if image.end_address is None else image.end_address
+            furthest = max(furthest, end)
+            self._reach.append(furthest)
+
+    def describes(self, images: list[CrashImage]) -> bool:
+        return self._source is images and self._count == len(images)
+
+    def find(self, address: int) -> CrashImage | None:
+        position = bisect.bisect_right(self._starts, address) - 1
+        while position >= 0 and self._reach[position] >= address:
+            image = self._images[position]
+            if image.contains(address):
+                return image
+            position -= 1
         return None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from hawkwatch.model.stack import PyFrame, StackTable
+from hawkwatch.model.text import excerpt
 
 Frame = PyFrame | int
 """A Python frame, or an instruction address not symbolicated yet."""
@@ -180,7 +181,7 @@ class Profile:
         for item in raw_counts:
             ok = isinstance(item, list) and len(item) == 3 and all(type(n) is int for n in item)
             if not ok or not 0 <= item[0] < len(table) or min(item[1], item[2]) < 0:
-                raise ValueError(f"bad count {item!r}")
+                raise ValueError(f"bad count {excerpt(item)}")
             counts[item[0]] = (item[1], item[2])
         return cls(
             start_time=_number(value, "start"),

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from hawkwatch.model.text import excerpt
+
 
 class PyFrame(NamedTuple):
     """One Python frame: qualified function name, source file, line number, module name."""
@@ -58,9 +60,9 @@ def stack_from_json(value: Any) -> Stack:
         elif isinstance(item, dict):
             func, file, line = item.get("func"), item.get("file"), item.get("line")
         else:
-            raise ValueError(f"not a frame: {item!r}")
+            raise ValueError(f"not a frame: {excerpt(item)}")
         if not isinstance(func, str) or not isinstance(file, str) or not isinstance(line, int):
-            raise ValueError(f"not a frame: {item!r}")
+            raise ValueError(f"not a frame: {excerpt(item)}")
         frames.append(PyFrame(func, file, line))
     return tuple(frames)
 
@@ -132,7 +134,7 @@ class StackTable:
         for index, node in enumerate(nodes):
             well_formed = isinstance(node, list) and len(node) == 2
             if not (well_formed and all(isinstance(n, int) for n in node)):
-                raise ValueError(f"bad node {node!r}")
+                raise ValueError(f"bad node {excerpt(node)}")
             frame_id, parent = node
             if not 0 <= frame_id < len(table.frames) or not -1 <= parent < index:
                 raise ValueError(f"node {index} points outside the table")

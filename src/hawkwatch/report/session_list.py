@@ -36,9 +36,8 @@ def render_text(result: SessionList, file: TextIO) -> None:
             if row.start_time
             else "?"
         )
-        table.add_row(
-            row.name, started, row.app_name or "", decimal(row.size_bytes), f"{row.records:,}"
-        )
+        records = "unreadable" if row.records is None else f"{row.records:,}"
+        table.add_row(row.name, started, row.app_name or "", decimal(row.size_bytes), records)
     Console(file=file, markup=False, emoji=False, highlight=False).print(table)
 
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Final
+
+MAX_PID: Final = 2**31
+"""Pids are C ints; a larger number (a damaged ``session.json``) names no process."""
 
 
 def process_start_time(pid: int | None = None) -> float:
@@ -41,6 +45,11 @@ def is_same_process_alive(pid: int, start_time: float) -> bool:
     """True when ``pid`` runs and started at ``start_time`` (so it is not a reused pid)."""
     import psutil
 
-    if not psutil.pid_exists(pid):
+    if isinstance(pid, bool) or not 0 < pid < MAX_PID:  # read from a file: may be anything
+        return False
+    try:
+        if not psutil.pid_exists(pid):
+            return False
+    except (OverflowError, psutil.Error, OSError):
         return False
     return abs(process_start_time(pid) - start_time) < 1.0

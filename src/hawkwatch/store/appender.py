@@ -19,24 +19,36 @@ hawkwatch adds two things that MTHawkeye readers never see (they lie after the f
   hold ``{magic, .mtlog offset, length, digest}``. Reopening (or reading) after a kill in the middle
   of a flush uses it to keep the block exactly once. MTHawkeye's own data never reaches that far.
 
-Unlike MTAppenderFile, a line is never dropped: when the buffer is full the caller's thread flushes.
+Unlike MTAppenderFile, a line is never dropped while ``.mtlog`` can be written: when the buffer is
+full the caller's thread flushes. The buffer's blocks are reserved when it is created
+(``posix_fallocate``), so a full filesystem fails the open instead of killing the process with
+SIGBUS on the first page it cannot back. When ``.mtlog`` cannot be written (disk full, quota,
+I/O error), the buffered lines stay in the ``.mmap2`` (still crash-safe), one warning is logged,
+and lines that find the buffer full are dropped and counted (``dropped``) until a flush succeeds;
+then ``drop_notice`` may append one line saying how many were lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import mmap
 import os
+import stat
 import struct
 import threading
+import time
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, NamedTuple
 
 from hawkwatch.errors import StoreError
 from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
+from hawkwatch.store.files import read_regular
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +67,9 @@ _JOURNAL = struct.Struct("<8sQII")  # magic, .mtlog offset, block length, _block
 _JOURNAL_MAGIC: Final = b"hwflush1"
 JOURNAL_OFFSET: Final = BUFFER_SIZE - _JOURNAL.size
 _CAPACITY: Final = JOURNAL_OFFSET - len(END_MARKER)  # longest data hawkwatch keeps in the buffer
+RETRY_INTERVAL_S: Final = 1.0
+"""While ``.mtlog`` cannot be written, appends that find the buffer full retry a flush at most
+this often (an explicit ``flush()`` always retries)."""
 
 
 class AppenderContent(NamedTuple):
@@ -62,6 +77,16 @@ class AppenderContent(NamedTuple):
 
     lines: list[bytes]
     skipped: list[Skipped]
+
+
+@dataclass
+class Dropped:
+    """Lines lost because ``.mtlog`` could not be written: how many, and the first cause."""
+
+    lines: int = 0
+    bytes: int = 0
+    since: float = 0.0  # Unix time of the first failed write
+    reason: str = ""
 
 
 class AppenderFile:
@@ -86,14 +111,31 @@ class AppenderFile:
         self._flush_requested = False
         self._closed = False
         self._owner_pid = os.getpid()
+        self.dropped = Dropped()
+        """Lines dropped since ``.mtlog`` last failed (zero while writes succeed)."""
+        self.write_failure: str | None = None
+        """Why ``.mtlog`` cannot be written right now, or None."""
+        self.drop_notice: Callable[[Dropped], bytes | None] | None = None
+        """Called once space returns after drops: the encoded line to append, or None."""
+        self._retry_at = 0.0
+        self._warned = False
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self.is_new = not self.log_path.exists() and not _holds_data(self.mmap_path)
-            self._log_fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._map = _map_buffer(self.mmap_path)
         except OSError as exc:
-            raise StoreError(f"{self.mmap_path}: cannot open the appender: {exc.strerror}") from exc
-        self._recover()
+            raise StoreError(f"{self.folder}: cannot open the appender: {exc.strerror}") from exc
+        self._log_fd = _open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            self._map = _map_buffer(self.mmap_path)
+        except BaseException:
+            os.close(self._log_fd)
+            raise
+        try:
+            self._recover()
+        except BaseException:
+            self._map.close()
+            os.close(self._log_fd)
+            raise
         _worker.register(self)
 
     # -- writing -------------------------------------------------------------------------
@@ -133,13 +175,19 @@ class AppenderFile:
             start = self._length
             end = start + len(data) - 4
             while end + 4 > _CAPACITY:  # full: flush on this thread rather than drop the line
+                if self.write_failure is not None and time.monotonic() < self._retry_at:
+                    self._drop(len(data) - 4)  # .mtlog is failing: count the line, no retry yet
+                    return
                 lock.release()
                 try:
-                    self.flush()
+                    flushed = self._flush()
                 finally:
                     lock.acquire()
                 start = self._length
                 end = start + len(data) - 4
+                if not flushed and end + 4 > _CAPACITY:
+                    self._drop(len(data) - 4)
+                    return
             buf = self._map
             buf[start : end + 4] = data
             buf[start] = first  # the commit: until now the valid data ended at `start`
@@ -186,8 +234,25 @@ class AppenderFile:
 
         The bulk is written without holding the buffer's lock (its bytes no longer change:
         appends only write after them), so other threads keep appending meanwhile; the lines
-        they added are written under the lock, and the buffer is emptied.
+        they added are written under the lock, and the buffer is emptied. When ``.mtlog``
+        cannot be written the lines stay in the buffer and ``write_failure`` says why (one
+        warning is logged per appender); nothing is raised, so a full disk never reaches the
+        thread that appends.
         """
+        self._flush()
+
+    def _flush(self) -> bool:
+        """``flush``; False when ``.mtlog`` could not be written."""
+        try:
+            self._flush_once()
+        except OSError as exc:
+            self._note_failure(exc)
+            return False
+        if self.write_failure is not None:
+            self._note_recovery()
+        return True
+
+    def _flush_once(self) -> None:
         with self._flush_lock:
             with self._lock:
                 if self._closed:
@@ -225,12 +290,48 @@ class AppenderFile:
         try:
             with memoryview(self._map) as whole, whole[start:end] as block:
                 _write_all(self._log_fd, block)
-        except OSError as exc:
+        except OSError:
             # The lines stay in the buffer (a later flush or the next open retries them); what
             # part of them reached .mtlog is cut off again so that nothing is written twice.
             with contextlib.suppress(OSError):
                 os.ftruncate(self._log_fd, offset)
-            raise StoreError(f"{self.log_path}: cannot write: {exc.strerror}") from exc
+            raise
+
+    def _drop(self, size: int) -> None:
+        """Count one line lost to a failing ``.mtlog`` (called with the buffer's lock held)."""
+        self.dropped.lines += 1
+        self.dropped.bytes += size
+
+    def _note_failure(self, exc: OSError) -> None:
+        self._retry_at = time.monotonic() + RETRY_INTERVAL_S
+        if self.write_failure is not None:
+            return
+        self.write_failure = exc.strerror or type(exc).__name__
+        if not self.dropped.since:
+            self.dropped.since = time.time()
+            self.dropped.reason = self.write_failure
+        if not self._warned:
+            self._warned = True
+            log.warning(
+                "hawkwatch: %s: cannot write (%s); recording paused, lines that do not fit in "
+                "the buffer are dropped and counted until space returns",
+                self.log_path,
+                self.write_failure,
+            )
+
+    def _note_recovery(self) -> None:
+        """``.mtlog`` is writable again: say, in the log itself, how many lines were lost."""
+        self.write_failure = None
+        dropped, self.dropped = self.dropped, Dropped()
+        if not dropped.lines:
+            return
+        log.info(
+            "hawkwatch: %s: writable again; %d lines had been dropped", self.log_path, dropped.lines
+        )
+        notice = self.drop_notice(dropped) if self.drop_notice is not None else None
+        if notice is not None:
+            with contextlib.suppress(ValueError, StoreError):
+                self.append_encoded(notice)
 
     def close(self) -> None:
         """Flush, zero the buffer (as MTAppenderFile does) and release the files. Idempotent."""
@@ -241,6 +342,18 @@ class AppenderFile:
             if self._closed:
                 return
             self._closed = True
+            if is_owner and self.dropped.lines:
+                log.warning(
+                    "hawkwatch: %s: %d lines (%d bytes) were dropped since %s: %s; the %d bytes "
+                    "still buffered are kept in %s",
+                    self.log_path,
+                    self.dropped.lines,
+                    self.dropped.bytes,
+                    time.strftime("%H:%M:%S", time.localtime(self.dropped.since)),
+                    self.dropped.reason,
+                    self._length,
+                    self.mmap_path.name,
+                )
             try:
                 if is_owner and self._length == 0:
                     self._map[:] = bytes(BUFFER_SIZE)
@@ -318,11 +431,18 @@ class AppenderFile:
             pass
 
 
+MAX_LOG_BYTES: Final = 256 << 20
+"""Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of
+memory once decoded); larger is refused with an error naming the file, not read half-way."""
+
+
 def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
     """Read an appender's lines without changing its files; tolerant of any corruption.
 
     Safe against a writer in another thread or process: if a flush moves data between the two
-    files while they are read, the read is repeated.
+    files while they are read, the read is repeated. A missing file reads as empty; one that
+    exists but cannot be read (permissions, a directory, a FIFO, over ``MAX_LOG_BYTES``) is a
+    ``StoreError`` naming it, never an empty result.
     """
     folder = Path(folder)
     mmap_path, log_path = folder / f"{name}.mmap2", folder / f"{name}.mtlog"
@@ -338,6 +458,7 @@ def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
 def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
     """Split the contents of ``.mtlog`` and ``.mmap2`` into lines (pure; see ``read_appender``)."""
     data = log_data
+    hidden = 0
     if buffer[:1] not in (b"", b"\x00"):
         block = _valid_prefix(buffer)
         keep = _journaled_offset(buffer[JOURNAL_OFFSET:BUFFER_SIZE], block, len(log_data))
@@ -346,7 +467,34 @@ def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
         if data and not data.endswith(b"\n"):
             data += b"\n"
         data += block
-    return _split_lines(data)
+        hidden = _lines_behind_a_stray_nul(buffer, len(block))
+    content = _split_lines(data)
+    if hidden:
+        content.skipped.append(
+            Skipped(
+                len(data.split(b"\n")),
+                f"{hidden} buffered line(s) after a NUL byte where the data should go on "
+                "(a damaged .mmap2)",
+            )
+        )
+    return content
+
+
+def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
+    """Lines between the NUL that ends the valid data and the end marker that should be there.
+
+    A healthy buffer has the marker right at ``end``, or (an append killed before its commit)
+    one uncommitted line and then the marker. More than that means a NUL landed inside the
+    data, hiding the lines after it.
+    """
+    limit = min(len(buffer), JOURNAL_OFFSET)
+    if buffer[end : end + 4] == END_MARKER or end >= limit:
+        return 0
+    marker = buffer.find(b"\n" + END_MARKER, end, limit)
+    if marker < 0:
+        return 0
+    lines = buffer.count(b"\n", end, marker + 1)
+    return lines - 1 if lines > 1 else 0
 
 
 def _split_lines(data: bytes) -> AppenderContent:
@@ -400,14 +548,71 @@ def _block_digest(block: bytes | memoryview) -> int:
     return zlib.crc32(block[-4096:], zlib.crc32(block[:4096]))
 
 
+def _open_regular(path: Path, flags: int) -> int:
+    """Open a regular file for writing; ``StoreError`` naming ``path`` for anything else.
+
+    ``O_NONBLOCK`` keeps a FIFO planted at ``path`` from blocking the open forever.
+    """
+    with contextlib.suppress(OSError):
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise StoreError(f"{path}: not a regular file")
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open for writing: {exc.strerror}") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StoreError(f"{path}: not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _map_buffer(path: Path) -> mmap.mmap:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_regular(path, os.O_RDWR | os.O_CREAT)
     try:
         if os.fstat(fd).st_size != BUFFER_SIZE:
             os.ftruncate(fd, BUFFER_SIZE)
+        _reserve_blocks(fd, path)
         return mmap.mmap(fd, BUFFER_SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot map the buffer: {exc.strerror}") from exc
     finally:
         os.close(fd)
+
+
+def _reserve_blocks(fd: int, path: Path) -> None:
+    """Make the filesystem back every page of the buffer now.
+
+    A sparse file (``ftruncate`` alone) maps fine, but touching a page the filesystem then
+    cannot allocate kills the process with SIGBUS. ``posix_fallocate`` reserves the blocks (a
+    no-op for those already there); where it is unsupported the file is written out instead.
+    """
+    try:
+        os.posix_fallocate(fd, 0, BUFFER_SIZE)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise _no_room(path, exc) from exc
+    except AttributeError:  # no posix_fallocate on this platform (macOS)
+        pass
+    try:
+        data = os.pread(fd, BUFFER_SIZE, 0).ljust(BUFFER_SIZE, b"\x00")
+        written = 0
+        while written < BUFFER_SIZE:
+            written += os.pwrite(fd, data[written:], written)
+        os.fsync(fd)
+    except OSError as exc:
+        raise _no_room(path, exc) from exc
+
+
+def _no_room(path: Path, exc: OSError) -> StoreError:
+    return StoreError(
+        f"{path}: cannot reserve the {BUFFER_SIZE // 1024} KB buffer ({exc.strerror}); "
+        "not recording"
+    )
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
@@ -418,9 +623,8 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
 
 def _holds_data(path: Path) -> bool:
     try:
-        with path.open("rb") as f:
-            return f.read(1) not in (b"", b"\x00")
-    except OSError:
+        return read_regular(path, 1) not in (b"", b"\x00")
+    except StoreError:
         return False
 
 
@@ -437,8 +641,5 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
+def _read_bytes(path: Path, limit: int = MAX_LOG_BYTES) -> bytes:
+    return read_regular(path, limit, too_big="too large to read")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,13 @@ from hawkwatch.model import Record, Skipped
 from hawkwatch.model.collections import LAUNCH_TIME
 from hawkwatch.store import _worker
 from hawkwatch.store._process import process_start_time
-from hawkwatch.store.appender import END_MARKER, MAX_LINE_BYTES, AppenderFile, read_appender
+from hawkwatch.store.appender import (
+    END_MARKER,
+    MAX_LINE_BYTES,
+    AppenderFile,
+    Dropped,
+    read_appender,
+)
 
 RECORDS_NAME: Final = "records"
 HEADER: Final = "collection,key,value"
@@ -180,11 +187,22 @@ class RecordStore:
         self.folder = Path(folder)
         self._appender = AppenderFile(self.folder, RECORDS_NAME)
         self._append_split = self._appender.append_split
+        self._appender.drop_notice = _drop_notice
         if self._appender.is_new:
             started = launch_time if launch_time is not None else process_start_time()
             stamp = repr(round(started, 6))
             self._appender.append_encoded(HEADER.encode() + b"\n" + END_MARKER)
             self._appender.append_encoded(encode_record(LAUNCH_TIME, stamp, stamp))
+
+    @property
+    def dropped(self) -> Dropped:
+        """Records dropped since ``records.mtlog`` last failed (zero while writes succeed)."""
+        return self._appender.dropped
+
+    @property
+    def write_failure(self) -> str | None:
+        """Why ``records.mtlog`` cannot be written right now, or None."""
+        return self._appender.write_failure
 
     def store(self, collection: str, key: str, value: str) -> None:
         """Append one record now, on the calling thread (about a microsecond, no system call)."""
@@ -255,3 +273,17 @@ class RecordStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _drop_notice(dropped: Dropped) -> bytes:
+    """The ``store-dropped`` record saying how many records a failing disk cost."""
+    from hawkwatch.model.records.store import StoreDropped
+
+    record = StoreDropped(
+        since=round(dropped.since, 6),
+        until=round(time.time(), 6),
+        records=dropped.lines,
+        bytes=dropped.bytes,
+        reason=dropped.reason[:200],
+    )
+    return encode_record(record.collection, record.record_key(), record.encode_value())

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -28,6 +29,7 @@ from hawkwatch._version import __version__
 from hawkwatch.errors import NotASessionError, StoreError
 from hawkwatch.home import hawkwatch_home
 from hawkwatch.store._process import is_same_process_alive, process_start_time
+from hawkwatch.store.files import read_regular
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,11 @@ METADATA_FORMAT: Final = "hawkwatch-session"
 METADATA_VERSION: Final = 1
 DEFAULT_KEEP: Final = 10
 DEFAULT_MAX_AGE_DAYS: Final = 7.0
+
+MAX_METADATA_BYTES: Final = 1 << 20
+"""A ``session.json`` larger than this (1 MiB) is not read."""
+MAX_START_TIME: Final = 32_503_680_000.0
+"""Start times from year 3000 on are not believed (``session.json`` damaged or forged)."""
 
 _IMPLEMENTATIONS: Final = {"cpython": "CPython", "pypy": "PyPy"}
 _NAME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)_(\d\d)[-:](\d\d)[-:](\d\d)\+(\d{3})$")
@@ -131,8 +138,9 @@ class Session:
     def metadata(self) -> dict[str, Any]:
         """``session.json``, or an empty dict (MTHawkeye folders, unreadable files)."""
         try:
-            data = json.loads((self.path / METADATA_NAME).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # unreadable, not JSON, absurdly nested
+            raw = read_regular(self.path / METADATA_NAME, MAX_METADATA_BYTES, too_big="too large")
+            data = json.loads(raw.decode("utf-8")) if raw else {}
+        except (StoreError, ValueError, RecursionError):  # unreadable, not JSON, deeply nested
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -150,8 +158,10 @@ class Session:
     def start_time(self) -> float | None:
         """Process start (Unix s): from ``session.json``, else from the folder name."""
         started = self.metadata.get("start_time")
-        if isinstance(started, int | float):
-            return float(started)
+        if isinstance(started, int | float) and not isinstance(started, bool):
+            seconds = float(started)
+            if math.isfinite(seconds) and 0 <= seconds < MAX_START_TIME:
+                return seconds
         return parse_session_name(self.name)
 
     def records(self, collection: str | None = None) -> RecordsRead:

@@ -19,6 +19,7 @@ import mmap
 import os
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -276,6 +277,10 @@ def _scan(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Found]:
 
 
 def _scan_file(path: Path, skipped: list[tuple[str, str]], *, quiet: bool) -> Iterator[_Found]:
+    if not path.is_file():  # a FIFO or a device is never opened (it could block forever)
+        if not quiet:
+            skipped.append((str(path), "not a regular file"))
+        return
     try:
         with path.open("rb") as handle:
             head = handle.read(8)
@@ -294,6 +299,17 @@ def _scan_file(path: Path, skipped: list[tuple[str, str]], *, quiet: bool) -> It
 
 #: an archive with no members is only its end-of-central-directory record
 EMPTY_ZIP_MAGIC = b"PK\x05\x06"
+MAX_MEMBER_BYTES = 2 << 30
+"""Largest zip member read (2 GiB): a size a real debug file does not reach, a zip bomb does."""
+_ZIP_MEMBER_ERRORS = (
+    zipfile.BadZipFile,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    zlib.error,
+)
 
 
 def _scan_zip(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Found]:
@@ -311,14 +327,19 @@ def _scan_zip(path: Path, skipped: list[tuple[str, str]]) -> Iterator[_Found]:
         for member in members:
             if member.is_dir() or "__MACOSX/" in member.filename:
                 continue
-            label = f"{path}!{member.filename}"
+            label = f"{path}!{member.filename[:200]}"
             try:
                 with archive.open(member) as handle:
-                    if not looks_like_object(handle.read(8)):
+                    head = handle.read(8)
+                    if not looks_like_object(head):
                         continue
-                data = archive.read(member)
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
-                skipped.append((label, f"unreadable zip member: {exc}"))
+                    data = head + handle.read(MAX_MEMBER_BYTES)
+                    if handle.read(1):
+                        skipped.append((label, f"larger than {MAX_MEMBER_BYTES >> 20} MiB"))
+                        continue
+            except _ZIP_MEMBER_ERRORS as exc:
+                # NotImplementedError: a compression method zipfile lacks; RuntimeError: encrypted
+                skipped.append((label, f"unreadable zip member: {str(exc)[:200]}"))
                 continue
             objects += 1
             yield from _objects(data, Path(member.filename).name, label, skipped)

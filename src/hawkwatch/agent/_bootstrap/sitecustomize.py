@@ -14,6 +14,7 @@ import sys
 def _start_hawkwatch() -> None:
     if os.environ.get("HAWKWATCH_ENABLED", "").strip().lower() in ("0", "false", "no", "off"):
         return  # switched off: not even imported
+    session_file = os.environ.get("_HAWKWATCH_SESSION_FILE")  # hawkwatch.runenv.SESSION_FILE_VAR
     try:
         from hawkwatch.agent.bootstrap import start_from_environment
     except ImportError:
@@ -23,11 +24,25 @@ def _start_hawkwatch() -> None:
             sys.executable,
             f" (the Python that has it: {hint})" if hint else "",
         )
+        _tell_supervisor(session_file, "hawkwatch is not installed for this Python")
+        os.environ.pop("_HAWKWATCH_SESSION_FILE", None)  # for this process only
         return
     try:
         start_from_environment()
     except Exception as exc:
         logging.getLogger("hawkwatch").warning("hawkwatch: the agent did not start: %s", exc)
+        _tell_supervisor(session_file, "the agent did not start")
+
+
+def _tell_supervisor(session_file: "str | None", cause: str) -> None:
+    """Let ``hawkwatch run`` know the cause was given (a line starting with "!")."""
+    if not session_file:
+        return
+    try:
+        with open(session_file, "x", encoding="utf-8") as f:
+            f.write(f"!{cause}")
+    except OSError:
+        pass
 
 
 def _run_next_sitecustomize() -> None:

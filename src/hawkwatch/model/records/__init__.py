@@ -40,11 +40,12 @@ from hawkwatch.model.records.series import (
     ResidentMemory,
     ThreadsCount,
 )
+from hawkwatch.model.records.store import StoreDropped
 from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, NetworkTransaction)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, NetworkTransaction, StoreDropped)
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -118,6 +119,7 @@ __all__ = [
     "Rejected",
     "ResidentMemory",
     "ScalarRecord",
+    "StoreDropped",
     "ThreadsCount",
     "TypedRecord",
     "decode",
