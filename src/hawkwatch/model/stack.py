@@ -69,8 +69,7 @@ class StackTable:
     """Uniquing table: a stack becomes one id; equal stacks share it, and so do common tails.
 
     Node ``i`` is ``(frame_index, parent_id)`` with parent ``-1`` for an outermost frame; frames
-    are stored once in ``frames``. ``as_json``/``from_json`` give the compact form used in records
-    and side files.
+    are stored once in ``frames``; ``model.records.CpuProfile`` is its stored form.
     """
 
     def __init__(self) -> None:
@@ -114,26 +113,14 @@ class StackTable:
             frames.append(self.frames[frame_id])
         return tuple(frames)
 
-    def as_json(self) -> dict[str, Any]:
-        return {"frames": stack_to_json(self.frames), "nodes": [list(n) for n in self.nodes]}
-
     @classmethod
-    def from_json(cls, value: Any) -> StackTable:
-        """Rebuild a table; ``ValueError`` when the value is malformed or a parent is forward."""
-        if not isinstance(value, dict):
-            raise ValueError("a stack table must be an object")
+    def restore(cls, frames: Sequence[PyFrame], nodes: Sequence[tuple[int, int]]) -> StackTable:
+        """Rebuild a stored table (ids kept); ``ValueError`` when a node points outside it."""
         table = cls()
-        for frame in stack_from_json(value.get("frames")):
+        for frame in frames:
             table._frame_ids.setdefault(frame, len(table.frames))
             table.frames.append(frame)
-        nodes = value.get("nodes")
-        if not isinstance(nodes, list):
-            raise ValueError("a stack table needs a list of nodes")
-        for index, node in enumerate(nodes):
-            well_formed = isinstance(node, list) and len(node) == 2
-            if not (well_formed and all(isinstance(n, int) for n in node)):
-                raise ValueError(f"bad node {node!r}")
-            frame_id, parent = node
+        for index, (frame_id, parent) in enumerate(nodes):
             if not 0 <= frame_id < len(table.frames) or not -1 <= parent < index:
                 raise ValueError(f"node {index} points outside the table")
             table._node_ids.setdefault((frame_id, parent), index)
