@@ -1,19 +1,19 @@
 """hawkwatch's ``cpu-profile`` windows: records, or side files ``cpu-profile/<key>.json``.
 
-A record's value is ``Profile.as_json()`` (``model/profile.py``); a window of 15 KB or more is a
-side file of that shape, and its record then carries the summary fields plus ``"file"``: the
-path relative to the session folder. Unreadable windows are skipped with their reason.
+A record's value is a ``model.records.CpuProfile``; a window of 15 KB or more is a side file of
+that shape, and its record then carries the summary fields plus ``"file"``: the path relative
+to the session folder. Unreadable windows are skipped with their reason.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 from hawkwatch.model import Parsed, Record, Skipped
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import Profile
+from hawkwatch.model.records import CpuProfile, RecordError, decode_json
 
 
 def read_profiles(folder: str | Path, records: Iterable[Record]) -> Parsed[list[Profile]]:
@@ -25,19 +25,16 @@ def read_profiles(folder: str | Path, records: Iterable[Record]) -> Parsed[list[
         if record.collection != c.CPU_PROFILE:
             continue
         try:
-            value = json.loads(record.value)
-            if isinstance(value, dict) and isinstance(value.get("file"), str):
-                path = (base / value["file"]).resolve()
+            window = CpuProfile.from_record(record)
+            if window.file is not None:
+                path = (base / window.file).resolve()
                 if base not in path.parents:
-                    raise ValueError("side file outside the session folder")
-                value = json.loads(path.read_bytes())
-            profiles.append(Profile.from_json(value))
+                    raise RecordError("side file outside the session folder")
+                window = CpuProfile.from_value(decode_json(path.read_bytes()), record.key)
+            profiles.append(window.to_profile())
         except OSError as exc:
             skipped.append(Skipped(number, f"cpu-profile {record.key}: {exc.strerror}"))
-        except RecursionError:
-            skipped.append(Skipped(number, f"cpu-profile {record.key}: nested too deeply"))
-        except ValueError as exc:
-            reason = "not JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            skipped.append(Skipped(number, f"cpu-profile {record.key}: {reason}"))
+        except RecordError as exc:
+            skipped.append(Skipped(number, f"cpu-profile {record.key}: {exc}"))
     profiles.sort(key=lambda profile: profile.start_time)
     return Parsed(profiles, skipped)

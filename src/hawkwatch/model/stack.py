@@ -3,7 +3,7 @@
 A frame is ``(func, file, line, module)``; its compact text form is ``func (file:line)``.
 Stacks are tuples listed **innermost first**, as in crash reports and MTHawkeye. In records a
 stack is a JSON list of ``[func, file, line]`` triples (module is derivable from the file and is
-left out to keep records small); ``stack_to_json`` / ``stack_from_json`` convert.
+left out to keep records small): ``model.records.StackFrame``.
 
 ``StackTable`` is the uniquing table of ARCHITECTURE.md: each distinct (frame, parent) pair gets
 one id, so a profile of a million samples over a few hundred distinct stacks stays small.
@@ -12,7 +12,7 @@ one id, so a profile of a million samples over a few hundred distinct stacks sta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 
 class PyFrame(NamedTuple):
@@ -36,33 +36,6 @@ class PyFrame(NamedTuple):
 
 Stack = tuple[PyFrame, ...]
 """Innermost frame first."""
-
-
-def stack_to_json(stack: Sequence[PyFrame]) -> list[list[Any]]:
-    """A stack as a JSON-ready list of ``[func, file, line]`` triples, innermost first."""
-    return [[frame.func, frame.file, frame.line] for frame in stack]
-
-
-def stack_from_json(value: Any) -> Stack:
-    """Inverse of ``stack_to_json``; also accepts ``{"func", "file", "line"}`` objects.
-
-    Raises ``ValueError`` on a value that is not a list of frames, so callers using
-    ``hawkwatch.analysis._values.parse_each`` count it as a skipped record.
-    """
-    if not isinstance(value, list):
-        raise ValueError("a stack must be a list of frames")
-    frames: list[PyFrame] = []
-    for item in value:
-        if isinstance(item, list) and len(item) >= 3:
-            func, file, line = item[0], item[1], item[2]
-        elif isinstance(item, dict):
-            func, file, line = item.get("func"), item.get("file"), item.get("line")
-        else:
-            raise ValueError(f"not a frame: {item!r}")
-        if not isinstance(func, str) or not isinstance(file, str) or not isinstance(line, int):
-            raise ValueError(f"not a frame: {item!r}")
-        frames.append(PyFrame(func, file, line))
-    return tuple(frames)
 
 
 class StackTable:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from hawkwatch.model import Record, Skipped
-from hawkwatch.model.collections import LAUNCH_TIME
+from hawkwatch.model.records import LaunchTime, TypedRecord
 from hawkwatch.store import _worker
 from hawkwatch.store._process import process_start_time
 from hawkwatch.store.appender import END_MARKER, MAX_LINE_BYTES, AppenderFile, read_appender
@@ -47,6 +47,8 @@ _ESCAPES = {
 _ESCAPE_TABLE = str.maketrans(_ESCAPES)
 # Collections are few, so each is checked once; the fast path then splits off its first byte.
 _collection_heads: dict[str, tuple[int, str]] = {}
+# The same for records whose value is already UTF-8 bytes (typed records): "\x00<rest>," encoded.
+_byte_heads: dict[str, tuple[int, bytes]] = {}
 _MAX_ENCODED_BYTES: Final = MAX_LINE_BYTES + 1 + len(END_MARKER)
 _UNESCAPE = {v: k for k, v in _ESCAPES.items()}
 _ESCAPE_SEQUENCE = re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)")
@@ -82,6 +84,7 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
         if len(_collection_heads) < 1024 and collection[0].isascii():
             # For the fast path: the first byte apart, and the rest behind a NUL standing in for it.
             _collection_heads[collection] = (ord(collection[0]), "\x00" + collection[1:])
+            _byte_heads[collection] = (ord(collection[0]), f"\x00{collection[1:]},".encode())
     if not key or not key.isprintable() or "," in key:
         _check_name("key", key)
     if not value.isprintable() or value.startswith(ESCAPE_PREFIX):
@@ -96,6 +99,40 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
             f"{MAX_LINE_BYTES:,} bytes (MTHawkeye's line limit) - store large data in a side file"
         )
     return data
+
+
+def encode_typed(record: TypedRecord, key: str | None = None) -> bytes:
+    """A typed record as ``encode_record`` stores it (``key`` overrides ``record_key()``)."""
+    data = _typed_line(record, key)
+    return bytes((data[0],)) + data[1][1:] if isinstance(data, tuple) else data
+
+
+def _typed_line(record: TypedRecord, key: str | None) -> tuple[int, bytes] | bytes:
+    """A typed record's line: ``(first byte, line with NUL first)`` on the fast path, else the
+    line as ``encode_record`` makes it (escaped when needed)."""
+    collection = record.collection
+    key = key or record.record_key()
+    value = record.encode_value()
+    head = _byte_heads.get(collection)
+    if (
+        head is not None
+        and key
+        and "," not in key
+        and key.isprintable()
+        and value.isascii()  # JSON escapes every control character; only these remain
+        and b"\n" not in value
+        and b"\r" not in value
+        and b"\x00" not in value
+        and value[:1] != b"\x1f"
+    ):
+        data = b"".join((head[1], key.encode(), b",", value, b"\n\x00\x00\x00\r"))
+        if len(data) <= _MAX_ENCODED_BYTES:
+            return head[0], data
+    try:
+        text = value.decode()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"record {collection},{key}: value is not UTF-8") from exc
+    return encode_record(collection, key, text)
 
 
 def _check_name(field: str, text: str) -> None:
@@ -182,9 +219,8 @@ class RecordStore:
         self._append_split = self._appender.append_split
         if self._appender.is_new:
             started = launch_time if launch_time is not None else process_start_time()
-            stamp = repr(round(started, 6))
             self._appender.append_encoded(HEADER.encode() + b"\n" + END_MARKER)
-            self._appender.append_encoded(encode_record(LAUNCH_TIME, stamp, stamp))
+            self._appender.append_encoded(encode_typed(LaunchTime(start=started)))
 
     def store(self, collection: str, key: str, value: str) -> None:
         """Append one record now, on the calling thread (about a microsecond, no system call)."""
@@ -211,6 +247,20 @@ class RecordStore:
                 self._append_split(head[0], data)
                 return
         self._appender.append_encoded(encode_record(collection, key, value))
+
+    def write(self, record: TypedRecord, key: str | None = None) -> None:
+        """Append a typed record now (like ``store``); ``key`` overrides ``record_key()``."""
+        data = _typed_line(record, key)
+        if isinstance(data, tuple):
+            self._append_split(data[0], data[1])
+        else:
+            self._appender.append_encoded(data)
+
+    def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
+        """Append a typed record without ever blocking (like ``store_nowait``)."""
+        data = encode_typed(record, key)
+        if not self._appender.try_append_encoded(data):
+            _worker.submit_append(self._appender, data)
 
     def store_async(self, collection: str, key: str, value: str) -> None:
         """Queue one record for the store's background thread; never blocks.

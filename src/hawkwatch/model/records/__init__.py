@@ -28,6 +28,7 @@ from hawkwatch.model.records._codec import (
     RecordError,
     ScalarRecord,
     TypedRecord,
+    decode_json,
     parse_number,
     time_key,
 )
@@ -192,6 +193,7 @@ __all__ = [
     "TypedRecord",
     "decode",
     "decode_all",
+    "decode_json",
     "merge_parts",
     "parse_number",
     "time_key",

@@ -157,7 +157,11 @@ class CpuProfile(JsonRecord, kw_only=True, frozen=True):
 
     collection: ClassVar[str] = c.CPU_PROFILE
     time_field: ClassVar[str | None] = "start"
-    legacy_defaults: ClassVar[Mapping[str, Any]] = {"budget": 0.0, "cost_s": 0.0, "max_depth_hit": 0}
+    legacy_defaults: ClassVar[Mapping[str, Any]] = {
+        "budget": 0.0,
+        "cost_s": 0.0,
+        "max_depth_hit": 0,
+    }
 
     start: Finite
     duration_s: NonNegative

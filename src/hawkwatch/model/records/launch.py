@@ -7,11 +7,17 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Literal, Self
+from typing import Any, ClassVar, Final, Literal, Self
 
 from hawkwatch.model import collections as c
 from hawkwatch.model.record import Record
-from hawkwatch.model.records._codec import Finite, JsonRecord, TypedRecord, parse_number
+from hawkwatch.model.records._codec import (
+    Finite,
+    JsonRecord,
+    RecordError,
+    TypedRecord,
+    parse_number,
+)
 
 LaunchLayout = Literal["hawkwatch", "mthawkeye"]
 
@@ -71,21 +77,26 @@ class AppLaunch(JsonRecord, kw_only=True, frozen=True):
     main_started: Finite | None = None
     ready: Finite | None = None
     duration_s: Finite | None = None
-    appLaunchTime: Finite | None = None  # noqa: N815 - MTHawkeye's names
-    firstObjcLoadStartTime: Finite | None = None  # noqa: N815
-    lastObjcLoadEndTime: Finite | None = None  # noqa: N815
-    staticInitializerStartTime: Finite | None = None  # noqa: N815
-    staticInitializerEndTime: Finite | None = None  # noqa: N815
-    applicationInitTime: Finite | None = None  # noqa: N815
-    appDidLaunchEnterTime: Finite | None = None  # noqa: N815
-    appDidLaunchExitTime: Finite | None = None  # noqa: N815
-
-    def __post_init__(self) -> None:
-        if self.layout is None:
-            raise ValueError("not a hawkwatch or MTHawkeye app-launch value")
+    appLaunchTime: Finite | None = None
+    firstObjcLoadStartTime: Finite | None = None
+    lastObjcLoadEndTime: Finite | None = None
+    staticInitializerStartTime: Finite | None = None
+    staticInitializerEndTime: Finite | None = None
+    applicationInitTime: Finite | None = None
+    appDidLaunchEnterTime: Finite | None = None
+    appDidLaunchExitTime: Finite | None = None
 
     def record_key(self) -> str:
         return "0"
+
+    @classmethod
+    def from_value(cls, data: Any, key: str = "") -> Self:
+        launch = super().from_value(data, key)
+        if launch.layout is None:
+            raise RecordError("not a hawkwatch or MTHawkeye app-launch value")
+        if not any(moment > 0 for _, _, moment in launch.phases()):
+            raise RecordError("app-launch captured no phase")
+        return launch
 
     @property
     def layout(self) -> LaunchLayout | None:

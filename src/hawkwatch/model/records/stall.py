@@ -79,8 +79,9 @@ class AnrSample(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
         """MTHawkeye's frame addresses (unreadable tokens left out)."""
         found = []
         for token in (self.stackframes or "").split(","):
+            text = token.strip()
             try:
-                found.append(int(token.strip(), 16))
+                found.append(int(text, 16) if text[:2].lower() == "0x" else int(text))
             except ValueError:
                 continue
         return found
@@ -170,9 +171,7 @@ def merge_parts(parts: Iterable[tuple[str, Anr]]) -> list[AnrStall]:
             start=min(part.start_from for part in group),
             duration_ms=sum(part.duration for part in group),
             head=group[0],
-            stacks=tuple(
-                sorted((s for part in group for s in part.stacks), key=lambda s: s.time)
-            ),
+            stacks=tuple(sorted((s for part in group for s in part.stacks), key=lambda s: s.time)),
         )
         for base, group in grouped.items()
     ]
