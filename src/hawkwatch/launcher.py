@@ -111,7 +111,7 @@ def record_exit(outcome: RunOutcome) -> None:
         reason=None,
         exception=None,
         source="supervisor",
-        time=time.time(),
+        time=round(time.time(), 6),
     )
     store = RecordStore(outcome.session_path)  # the writer is gone: this also recovers its buffer
     try:

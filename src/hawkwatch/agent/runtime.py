@@ -133,7 +133,7 @@ class Agent:
                 reason=info.reason,
                 exception=info.exception,
                 source="agent",
-                time=time.time(),
+                time=round(time.time(), 6),
             )
         )
         self.stop()
@@ -216,7 +216,11 @@ class Agent:
     def record_error(self, plugin: str, phase: str, message: str, trace: str | None = None) -> None:
         """One ``hawkwatch-error`` record, and one log line per plugin and phase."""
         error = HawkwatchError(
-            plugin=plugin, phase=phase, error=message, traceback=trace or None, time=time.time()
+            plugin=plugin,
+            phase=phase,
+            error=message,
+            traceback=trace or None,
+            time=round(time.time(), 6),
         )
         try:
             self.write(error)

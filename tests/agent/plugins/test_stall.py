@@ -17,8 +17,8 @@ import hawkwatch
 from hawkwatch.agent import current_agent
 from hawkwatch.agent.plugins.stall_record import LINE_LIMIT, encode_parts
 from hawkwatch.analysis.stall_report import summarize_stalls
-from hawkwatch.model.records import Anr, decode_all
 from hawkwatch.model import collections as c
+from hawkwatch.model.records import Anr, decode_all
 from tests.builders import agent_records, wait_for
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")

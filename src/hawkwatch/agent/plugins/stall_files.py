@@ -233,7 +233,7 @@ def _from_marker(
         loop=info.loop,
         stack=info.stack,
         backstop_stack=backstop,
-        time=last_seen or time.time(),
+        time=round(last_seen or time.time(), 6),
     )
 
 
@@ -257,7 +257,7 @@ def _from_dump(
         thread_id=chosen,
         loop=_text(about.get("loop")),
         stack=frames_of(stacks.get(chosen, ())) if chosen is not None else (),
-        time=when or time.time(),
+        time=round(when or time.time(), 6),
     )
 
 
