@@ -98,6 +98,8 @@ class CpuHighLoadStackframe(TypedRecord, kw_only=True, frozen=True):
     """An episode's call tree; key = the episode's key. The value is a JSON array of nodes."""
 
     collection: ClassVar[str] = c.CPU_HIGHLOAD_STACKFRAME
+    value_type: ClassVar[Any] = list[StackframeNode]
+    """What the value decodes to (the struct itself holds the key and the tree)."""
 
     key: str
     roots: tuple[CallNode, ...]
@@ -116,7 +118,7 @@ class CpuHighLoadStackframe(TypedRecord, kw_only=True, frozen=True):
     def from_value(cls, data: Any, key: str) -> Self:
         if not isinstance(data, list):
             raise RecordError("value is not a JSON array of nodes")
-        nodes: list[StackframeNode] = convert(data, list[StackframeNode])
+        nodes: list[StackframeNode] = convert(data, cls.value_type)
         return cls(key=key, roots=tuple(_call_node(node, 0) for node in nodes))
 
 
