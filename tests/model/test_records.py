@@ -303,7 +303,10 @@ def test_mthawkeye_cpu_highload_strings_and_cfabsolute_key() -> None:
 
 
 def test_mthawkeye_stackframe_nodes_with_addresses_and_string_counts() -> None:
-    value = '[{"frame":"0x1a2b3c4d0","count":"10","proportion":1.0,"children":[{"frame":"0x1a2b3c500","count":6,"proportion":0.6}]}]'
+    value = (
+        '[{"frame":"0x1a2b3c4d0","count":"10","proportion":1.0,'
+        '"children":[{"frame":"0x1a2b3c500","count":6,"proportion":0.6}]}]'
+    )
     tree = CpuHighLoadStackframe.from_record(Record("cpu-highload-stackframe", "1.00", value))
     assert tree.roots == (CallNode(0x1A2B3C4D0, 10, (CallNode(0x1A2B3C500, 6),)),)
 
