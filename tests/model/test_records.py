@@ -4,6 +4,7 @@ types; a record that does not fit is rejected with a reason naming the field."""
 from __future__ import annotations
 
 import json
+import tempfile
 
 import pytest
 from hypothesis import given
@@ -49,6 +50,7 @@ from hawkwatch.model.records import (
     merge_parts,
 )
 from hawkwatch.model.stack import PyFrame, StackTable
+from hawkwatch.store import RecordStore
 from hawkwatch.store.records import encode_record, encode_typed
 from tests.model.test_profile import nodes
 
@@ -252,6 +254,18 @@ def test_the_stores_fast_path_writes_what_encode_record_writes(
     record = data.draw(RECORDS[collection])
     stored = record.to_record()
     assert encode_typed(record) == encode_record(*stored)
+
+
+@given(st.lists(st.tuples(st.sampled_from(sorted(RECORDS)), st.data()), max_size=6))
+def test_records_written_to_a_store_read_back_as_the_same_records(drawn) -> None:
+    records = [data.draw(RECORDS[collection]) for collection, data in drawn]
+    with tempfile.TemporaryDirectory() as folder:
+        store = RecordStore(folder, launch_time=1.0)
+        for index, record in enumerate(records):
+            (store.write if index % 2 else store.write_nowait)(record)
+        read = store.read().records[1:]  # after launch-time
+        store.close()
+    assert read == [record.to_record() for record in records]
 
 
 def test_values_are_compact_json_in_field_order_with_unknowns_omitted() -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Final
 
 from hawkwatch.model import Record, Skipped
-from hawkwatch.model.records import LaunchTime, TypedRecord
+from hawkwatch.model.records import LaunchTime, ScalarRecord, TypedRecord
 from hawkwatch.store import _worker
 from hawkwatch.store._process import process_start_time
 from hawkwatch.store.appender import END_MARKER, MAX_LINE_BYTES, AppenderFile, read_appender
@@ -102,32 +102,20 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
 
 
 def encode_typed(record: TypedRecord, key: str | None = None) -> bytes:
-    """A typed record as ``encode_record`` stores it (``key`` overrides ``record_key()``)."""
-    data = _typed_line(record, key)
-    return bytes((data[0],)) + data[1][1:] if isinstance(data, tuple) else data
+    """A typed record as ``encode_record`` stores it (``key`` overrides ``record_key()``).
 
-
-def _typed_line(record: TypedRecord, key: str | None) -> tuple[int, bytes] | bytes:
-    """A typed record's line: ``(first byte, line with NUL first)`` on the fast path, else the
-    line as ``encode_record`` makes it (escaped when needed)."""
+    A typed value is JSON or a formatted number: it never holds a raw control character (JSON
+    escapes them) nor starts with the escape prefix, so an ASCII value is stored as it is; other
+    values (U+0085, U+2028, U+2029 may need escaping) take ``encode_record``'s way.
+    """
     collection = record.collection
     key = key or record.record_key()
     value = record.encode_value()
     head = _byte_heads.get(collection)
-    if (
-        head is not None
-        and key
-        and "," not in key
-        and key.isprintable()
-        and value.isascii()  # JSON escapes every control character; only these remain
-        and b"\n" not in value
-        and b"\r" not in value
-        and b"\x00" not in value
-        and value[:1] != b"\x1f"
-    ):
-        data = b"".join((head[1], key.encode(), b",", value, b"\n\x00\x00\x00\r"))
+    if head is not None and value.isascii() and key and "," not in key and key.isprintable():
+        data = b"".join((collection.encode(), b",", key.encode(), b",", value, b"\n\x00\x00\x00\r"))
         if len(data) <= _MAX_ENCODED_BYTES:
-            return head[0], data
+            return data
     try:
         text = value.decode()
     except UnicodeDecodeError as exc:
@@ -250,11 +238,23 @@ class RecordStore:
 
     def write(self, record: TypedRecord, key: str | None = None) -> None:
         """Append a typed record now (like ``store``); ``key`` overrides ``record_key()``."""
-        data = _typed_line(record, key)
-        if isinstance(data, tuple):
-            self._append_split(data[0], data[1])
-        else:
-            self._appender.append_encoded(data)
+        # Fast paths: what encode_typed() gives, split for the commit byte (tested against it).
+        collection = record.collection
+        if key is None and isinstance(record, ScalarRecord):  # numbers: nothing to check
+            head_text = _collection_heads.get(collection)
+            if head_text is not None:
+                line = f"{head_text[1]},{record.line_text()}\n\x00\x00\x00\r"
+                self._append_split(head_text[0], line.encode())
+                return
+        key = key or record.record_key()
+        value = record.encode_value()
+        head = _byte_heads.get(collection)
+        if head is not None and value.isascii() and key and "," not in key and key.isprintable():
+            data = b"".join((head[1], key.encode(), b",", value, b"\n\x00\x00\x00\r"))
+            if len(data) <= _MAX_ENCODED_BYTES:
+                self._append_split(head[0], data)
+                return
+        self._appender.append_encoded(encode_typed(record, key))
 
     def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
         """Append a typed record without ever blocking (like ``store_nowait``)."""

@@ -16,7 +16,9 @@ A record is ``collection,key,value`` (``hawkwatch.model.Record``). A record type
   writes its own ``encode_value``/``from_record``.
 
 Encoding gives UTF-8 bytes (``encode_value``), which the store appends as they are; decoding
-never raises anything but ``RecordError``, whose text is the reason a report shows.
+never raises anything but ``RecordError``, whose text is the reason a report shows. Records are
+immutable and hold no cycles, so they are not tracked by the garbage collector (``gc=False``):
+writing one adds nothing to the host's next collection.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def convert(data: Any, kind: type[Any]) -> Any:
         raise RecordError("value is nested too deeply") from None
 
 
-class TypedRecord(msgspec.Struct, kw_only=True, frozen=True):
+class TypedRecord(msgspec.Struct, kw_only=True, frozen=True, gc=False):
     """Base of every record type: a collection, a key, and a value encoded as bytes."""
 
     collection: ClassVar[str]
@@ -155,7 +157,8 @@ class JsonRecord(TypedRecord, kw_only=True, omit_defaults=True, frozen=True):
 class ScalarRecord(TypedRecord, kw_only=True, frozen=True):
     """A sampled series: the key is the time, the value one number (``value_format``)."""
 
-    value_format: ClassVar[str] = "{:.2f}"
+    value_format: ClassVar[str] = "%.2f"
+    _line_format: ClassVar[str] = "%.6f,%.2f"
 
     time: float
     value: float
@@ -164,7 +167,15 @@ class ScalarRecord(TypedRecord, kw_only=True, frozen=True):
         return time_key(self.time)
 
     def encode_value(self) -> bytes:
-        return self.value_format.format(self.value).encode()
+        return (self.value_format % self.value).encode()
+
+    def line_text(self) -> str:
+        """``key,value`` as the store writes them (one step: the resources monitor's path)."""
+        return self._line_format % (self.time, self.value)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._line_format = f"%.6f,{cls.value_format}"
 
     @classmethod
     def from_record(cls, record: Record) -> Self:

@@ -46,7 +46,7 @@ TimeBase = Literal["unix", "cfabsolute"]
 _encode: Final = msgspec.json.Encoder().encode
 
 
-class ThreadShareValue(msgspec.Struct, frozen=True):
+class ThreadShareValue(msgspec.Struct, frozen=True, gc=False):
     """A thread's share of the process CPU over an episode (0…1)."""
 
     name: str
@@ -85,7 +85,7 @@ class CpuHighLoad(JsonRecord, kw_only=True, frozen=True):
         return tuple(ThreadShare(t.name, t.native_id, t.share) for t in self.threads or ())
 
 
-class StackframeNode(msgspec.Struct, omit_defaults=True, frozen=True):
+class StackframeNode(msgspec.Struct, omit_defaults=True, frozen=True, gc=False):
     """MTHawkeye's node: ``count`` samples passed through it; ``proportion`` of the root total."""
 
     frame: str
@@ -144,7 +144,7 @@ def _call_node(node: StackframeNode, depth: int) -> CallNode:
     return CallNode(parse_frame_text(node.frame), node.count, kids)
 
 
-class ProfileTable(msgspec.Struct, frozen=True):
+class ProfileTable(msgspec.Struct, frozen=True, gc=False):
     """A ``StackTable``: frames once each, nodes ``[frame index, parent node or -1]``."""
 
     frames: tuple[StackFrame, ...]

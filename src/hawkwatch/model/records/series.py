@@ -33,14 +33,14 @@ class CpuUsage(ScalarRecord, kw_only=True, frozen=True):
     """Process CPU % over the interval, all threads (may exceed 100)."""
 
     collection: ClassVar[str] = c.CPU
-    value_format: ClassVar[str] = "{:.1f}"
+    value_format: ClassVar[str] = "%.1f"
 
 
 class ThreadsCount(ScalarRecord, kw_only=True, frozen=True):
     """Number of OS threads."""
 
     collection: ClassVar[str] = c.THREADS_COUNT
-    value_format: ClassVar[str] = "{:.0f}"
+    value_format: ClassVar[str] = "%.0f"
 
 
 class FrameRate(ScalarRecord, kw_only=True, frozen=True):

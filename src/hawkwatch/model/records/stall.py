@@ -55,7 +55,7 @@ def stack_of(frames: Iterable[StackFrame]) -> Stack:
     return tuple(PyFrame(f.func, f.file, f.line) for f in frames)
 
 
-class AnrSample(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+class AnrSample(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True, gc=False):
     """One sample (or ``capturedCount`` identical consecutive ones) of the stalled thread."""
 
     time: Finite
@@ -87,14 +87,14 @@ class AnrSample(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
         return found
 
 
-class AnrGc(msgspec.Struct, frozen=True):
+class AnrGc(msgspec.Struct, frozen=True, gc=False):
     """Garbage collections that ran during the stall."""
 
     collections: Count
     duration_ms: NonNegative
 
 
-class AnrPoint(msgspec.Struct, frozen=True):
+class AnrPoint(msgspec.Struct, frozen=True, gc=False):
     """Matrix's point stack: the sample (``index`` into stacks) whose top frame held longest."""
 
     index: int
@@ -103,7 +103,7 @@ class AnrPoint(msgspec.Struct, frozen=True):
     run: int
 
 
-class AnrTask(msgspec.Struct, frozen=True):
+class AnrTask(msgspec.Struct, frozen=True, gc=False):
     """The asyncio task running on the stalled loop, its coroutine chain innermost first."""
 
     name: str
