@@ -135,7 +135,7 @@ def hang_kills(current: Session) -> list[HangKill]:
             continue
         if _still_running(session):
             continue
-        watched = _read_json(session.path / WATCHED_NAME)
+        watched = _read_watched(session.path / WATCHED_NAME)
         dump = _claim_dump(backstop) if has_dump else None
         for marker in markers:
             info = _claim_marker(marker)
@@ -206,12 +206,19 @@ def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
     return when, parse_faulthandler(text)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+class _Watched(msgspec.Struct, frozen=True):
+    """One entry of ``stall-watched.json`` (``write_watched``)."""
+
+    loop: str | None = None
+    thread: str | None = None
+
+
+def _read_watched(path: Path) -> dict[str, _Watched]:
+    """Watched loop threads by thread id (text); empty when the file is missing or unreadable."""
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        return msgspec.json.decode(path.read_bytes(), type=dict[str, _Watched])
+    except (OSError, msgspec.DecodeError):
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _from_marker(
@@ -238,32 +245,24 @@ def _from_marker(
 
 
 def _from_dump(
-    session: Session, dump: tuple[float, dict[int, Stack]], watched: dict[str, Any]
+    session: Session, dump: tuple[float, dict[int, Stack]], watched: dict[str, _Watched]
 ) -> HangKill:
     when, stacks = dump
     chosen = next((int(k) for k in watched if k.isdigit() and int(k) in stacks), None)
     if chosen is None and stacks:
         chosen = next(iter(stacks))
-    about = watched.get(str(chosen), {}) if chosen is not None else {}
-    about = about if isinstance(about, dict) else {}
+    about = watched.get(str(chosen), _Watched())
+    pid = session.metadata.get("pid")
     return HangKill(
         previous_session=session.name,
-        pid=_int(session.metadata.get("pid")),
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
         source="faulthandler",
         start=None,
         last_seen=when,
         duration_ms=None,
-        thread=_text(about.get("thread")),
+        thread=about.thread,
         thread_id=chosen,
-        loop=_text(about.get("loop")),
+        loop=about.loop,
         stack=frames_of(stacks.get(chosen, ())) if chosen is not None else (),
         time=round(when or time.time(), 6),
     )
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
