@@ -224,6 +224,24 @@ def test_each_bad_part_of_one_stall_is_counted_on_its_own():
     assert (report.stalls.count, report.stalls.total_ms) == (1, 1.0)
 
 
+def test_cpu_records_that_do_not_decode_are_findings_and_not_other_collections():
+    records = [
+        Record(c.CPU_HIGHLOAD, "1.000000", '{"start":"1.00","lasting":"61","average":"90"}'),
+        Record(c.CPU_HIGHLOAD, "2.000000", '{"start":"2.00","lasting":"soon","average":"90"}'),
+        Record("view-ctrl", "0", '{"name":"VC"}'),
+    ]
+
+    report = build(records)
+
+    assert report.other_collections == (
+        CollectionCount(c.CPU_HIGHLOAD, 1),
+        CollectionCount("view-ctrl", 1),
+    )
+    assert report.findings == (
+        Finding(c.CPU_HIGHLOAD, "Expected `float`, got `str` - at `$.lasting`", 1, "2.000000"),
+    )
+
+
 # -- launch -----------------------------------------------------------------------------------
 
 

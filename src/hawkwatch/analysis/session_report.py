@@ -162,12 +162,9 @@ def build_session_report(
         for spec in SERIES
         if samples[spec.collection]
     )
-    counts: dict[str, int] = {}
-    for record in all_records:
-        counts[record.collection] = counts.get(record.collection, 0) + 1
     other = tuple(
-        CollectionCount(name, count)
-        for name, count in sorted(counts.items())
+        CollectionCount(name, decoded.count(name))
+        for name in sorted({*decoded.typed, *decoded.raw})
         if name not in _REPORTED and not (cpu is not None and name in _CPU_COLLECTIONS)
     )
     return SessionReport(
@@ -190,7 +187,7 @@ def build_session_report(
         errors=tuple(errors[:max_events]),
         errors_total=len(errors),
         other_collections=other,
-        findings=findings_of(r for r in decoded.rejected if r.collection in _REPORTED),
+        findings=findings_of(decoded.rejected),
         skipped_lines=skipped_lines,
         stalls=stalls,
         cpu=cpu,
