@@ -8,8 +8,11 @@ checked against ``RECORD_TYPES`` by ``tests/model/test_records_docs.py``.
 Modules by family: ``launch``, ``series``, ``timings``, ``events``, ``stall``, ``cpu``.
 
 To add a collection: name it in ``model/collections.py``, write its type in the module of its
-monitor's family here (``JsonRecord`` for a JSON object value, ``ScalarRecord`` for one number),
-list it in ``RECORD_TYPES``, and document it in ``docs/collections.md``.
+monitor's family here (``JsonRecord`` for a JSON object value: set ``time_field`` when the key is
+a time, else implement ``record_key``; ``ScalarRecord`` for one number), list it in
+``RECORD_TYPES``, and document it in ``docs/collections.md`` (the table and "Value fields by
+type"; ``tests/model/test_records_docs.py`` checks both). ``encode_value()`` gives UTF-8 bytes;
+``to_record()`` a ``Record`` of text.
 """
 
 from __future__ import annotations

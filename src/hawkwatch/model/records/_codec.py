@@ -123,6 +123,12 @@ class JsonRecord(TypedRecord, kw_only=True, omit_defaults=True, frozen=True):
     legacy_defaults: ClassVar[Mapping[str, Any]] = {}
     """Values for fields always written now that older writers (or MTHawkeye) may lack."""
 
+    @classmethod
+    def fields_from_key(cls, key: str) -> dict[str, Any]:
+        """Other fields the key supplies when the value lacks them (override for keys that are
+        neither a time nor a name); ``RecordError`` if the key is bad."""
+        return {}
+
     def record_key(self) -> str:
         if self.name_field is not None:
             name: str = getattr(self, self.name_field)
@@ -148,6 +154,9 @@ class JsonRecord(TypedRecord, kw_only=True, omit_defaults=True, frozen=True):
             data[cls.time_field] = parse_number(key)
         if cls.name_field is not None and data.get(cls.name_field) is None:
             data[cls.name_field] = key
+        for field, value in cls.fields_from_key(key).items():
+            if data.get(field) is None:
+                data[field] = value
         for field, value in cls.legacy_defaults.items():
             data.setdefault(field, value)
         result: Self = convert(data, cls)
