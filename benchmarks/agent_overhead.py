@@ -27,6 +27,9 @@ Sections:
            and spawn-to-main time, plus ``python -X importtime -c "import hawkwatch"``.
   hot      ``workloads/hot_paths.py``: ns per call of interpreter paths the agent hooks, and the
            CPU the idle process burns per second (the agent's threads).
+  records  in this process: writing records through the typed model (``model.records``) against
+           the dict + ``json.dumps`` path the agent used before, same values, alternated
+           (``record_encoding.py``, which also runs alone).
   cpu      ``workloads/cpu_mix.py``: seven pyperformance-like kernels, ~4 s; the workload's own
            perf_counter around the work, per kernel, and the whole process's wall time. With
            ``--app-imports`` every arm first imports the standard modules a typical service has
@@ -72,6 +75,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+import record_encoding
+
 HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE / "workloads"
 CPU_MIX = WORKLOADS / "cpu_mix.py"
@@ -80,7 +85,7 @@ HTTP_LOAD = WORKLOADS / "http_load.py"
 HOT_PATHS = WORKLOADS / "hot_paths.py"
 TARGET = 0.01  # issue #3: overhead <= 1 %
 TIMEOUT_S = 300.0
-ALL_SECTIONS = ("startup", "hot", "cpu", "http")
+ALL_SECTIONS = ("startup", "hot", "records", "cpu", "http")
 
 # The ``-c`` program of the start-up section: prints when main started, when it was ready (after
 # an in-code start of the agent, if any) and whether an agent runs.
@@ -798,6 +803,7 @@ def main() -> None:
     results_cpu: dict[str, Ratios] = {}
     results_http: dict[str, Ratios] = {}
     startup: dict[str, float] = {}
+    records_summary = ""
     with tempfile.TemporaryDirectory(prefix="hawkwatch-bench-") as home:
         setup = make_setup(Path(home), bytecode_cache=not args.no_bytecode_cache)
         if "startup" in sections:
@@ -806,6 +812,8 @@ def main() -> None:
             )
         if "hot" in sections:
             section_hot(arms, 2 if args.quick else 3, setup, args.quick)
+        if "records" in sections:
+            records_summary = record_encoding.section(max(pairs, 5) * 2 + 1, args.quick)
         if "cpu" in sections:
             print(f"\n## running cpu-bound: {CPU_MIX.name}", flush=True)
             results_cpu = section_cpu(arms, pairs, setup, scale, args.app_imports)
@@ -818,6 +826,8 @@ def main() -> None:
         f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; "
         f"{len(sessions)} session folders kept in the temporary HAWKWATCH_HOME"
     )
+    if records_summary:
+        print(records_summary)
     print(summary(pairs, http_pairs, results_cpu, results_http, startup))
 
 

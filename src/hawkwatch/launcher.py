@@ -10,7 +10,6 @@ child's session as an ``exit-state`` record. Its own exit status is the child's.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -25,7 +24,7 @@ from typing import Final
 
 from hawkwatch.config import load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
-from hawkwatch.model import collections as c
+from hawkwatch.model.records import ExitState
 from hawkwatch.runenv import BOOTSTRAP_DIR, PYTHON_VAR, SESSION_FILE_VAR, SUPERVISED_VAR
 from hawkwatch.store import RecordStore
 
@@ -139,16 +138,19 @@ def record_exit(outcome: RunOutcome) -> None:
     """Append the supervisor's ``exit-state`` to the (now dead) program's session."""
     assert outcome.session_path is not None
     number = outcome.signal
-    value = {
-        "clean": outcome.returncode >= 0,
-        "exit_code": outcome.exit_code,
-        "signal": number,
-        "signal_name": signal.Signals(number).name if number in _SIGNAL_NUMBERS else None,
-        "source": "supervisor",
-    }
+    state = ExitState(
+        clean=outcome.returncode >= 0,
+        exit_code=outcome.exit_code,
+        signal=number,
+        signal_name=signal.Signals(number).name if number in _SIGNAL_NUMBERS else None,
+        reason=None,
+        exception=None,
+        source="supervisor",
+        time=round(time.time(), 6),
+    )
     store = RecordStore(outcome.session_path)  # the writer is gone: this also recovers its buffer
     try:
-        store.store(c.EXIT_STATE, f"{time.time():.6f}", json.dumps(value, separators=(",", ":")))
+        store.write(state)
     finally:
         store.close()
 

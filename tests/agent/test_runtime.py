@@ -13,6 +13,7 @@ import hawkwatch
 from hawkwatch.agent import AgentContext, current_agent, register_monitor
 from hawkwatch.agent import api as agent_api
 from hawkwatch.model import collections as c
+from hawkwatch.model.records import ExitState
 from hawkwatch.store import list_sessions
 from tests.builders import agent_records, json_values, wait_for
 
@@ -154,16 +155,29 @@ def test_exit_records_app_exit_and_a_clean_exit_state(hawkwatch_home: Path) -> N
     assert agent is not None and agent.session is not None
     agent_api._at_exit()
     records = agent.session.records().records
-    exits = [json.loads(r.value) for r in records if r.collection == c.EXIT_STATE]
-    assert exits == [
-        {
-            "clean": True,
-            "exit_code": None,
-            "signal": None,
-            "reason": "unknown",
-            "exception": None,
-            "source": "agent",
-        }
+    [record] = [r for r in records if r.collection == c.EXIT_STATE]
+    state = ExitState.from_record(record)
+    assert state == ExitState(
+        clean=True,
+        exit_code=None,
+        signal=None,
+        signal_name=None,
+        reason="unknown",
+        exception=None,
+        source="agent",
+        time=state.time,
+    )
+    assert record.key == f"{state.time:.6f}"
+    # every field is written, null when unknown (readers of older records rely on the names)
+    assert list(json.loads(record.value)) == [
+        "clean",
+        "exit_code",
+        "signal",
+        "signal_name",
+        "reason",
+        "exception",
+        "source",
+        "time",
     ]
     assert json.loads(records[-2].value)["event"] == "App::Exit"
     assert current_agent() is None

@@ -9,7 +9,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-from hawkwatch.analysis._values import Findings
 from hawkwatch.analysis.stall import (
     Sample,
     fingerprint,
@@ -20,6 +19,8 @@ from hawkwatch.analysis.stall import (
 )
 from hawkwatch.analysis.stall_report import summarize_stalls
 from hawkwatch.model import Record
+from hawkwatch.model.records import Anr, HangKill, Rejected, decode_all
+from hawkwatch.model.report import StallSummary
 from hawkwatch.model.stack import PyFrame
 
 MAIN = PyFrame("main", "/app/main.py", 10)
@@ -117,6 +118,15 @@ def _anr(key: str, value: dict[str, object]) -> Record:
     return Record("anr", key, json.dumps(value))
 
 
+def summarize(
+    records: list[Record], start: float | None = None, **options: object
+) -> tuple[StallSummary | None, list[Rejected]]:
+    """The stall section of ``records`` (anr and hang-kill), and the records that did not decode."""
+    decoded = decode_all(records)
+    summary = summarize_stalls(decoded.keyed(Anr), decoded.of(HangKill), start, **options)  # type: ignore[arg-type]
+    return summary, decoded.rejected
+
+
 def _full(start: float, duration: float, frames: list[list[object]]) -> dict[str, object]:
     return {
         "duration": duration,
@@ -148,16 +158,15 @@ def test_the_report_merges_parts_groups_by_fingerprint_and_reads_source_lines(
         _anr("100.000000_1", part),
         _anr("200.000000_0", repeat),
         _anr("300.000000_0", other),
-        _anr("400.000000_0", {"startFrom": 1}),  # no duration: a finding
+        _anr("400.000000_0", {"startFrom": 1}),  # no duration: rejected
     ]
-    findings = Findings()
     lines: list[tuple[str, int]] = []
 
     def read_line(file: str, line: int) -> str:
         lines.append((file, line))
         return source.read_text().splitlines()[line - 1] + "\n" if file == str(source) else ""
 
-    summary = summarize_stalls(records, [], 90.0, findings, read_line=read_line)
+    summary, rejected = summarize(records, 90.0, read_line=read_line)
     assert summary is not None
     assert summary.count == 3
     assert summary.total_ms == 3400.0
@@ -172,7 +181,7 @@ def test_the_report_merges_parts_groups_by_fingerprint_and_reads_source_lines(
     assert summary.longest[0].duration_ms == 2000.0
     assert summary.longest[1].frame == f"handler ({source}:4)"  # the repeat, through repeat_of
     assert summary.longest[1].gc_ms == 12.5
-    assert [f.reason for f in findings.result()] == ["missing number 'duration'"]
+    assert rejected == [Rejected("anr", "400.000000_0", "Object missing required field `duration`")]
 
 
 def test_mthawkeye_anr_records_group_by_title_frame() -> None:
@@ -190,7 +199,7 @@ def test_mthawkeye_anr_records_group_by_title_frame() -> None:
             }
         ],
     }
-    summary = summarize_stalls([_anr("50_0", value)], [], None, Findings())
+    summary, _ = summarize([_anr("50_0", value)])
     assert summary is not None
     assert summary.groups[0].fingerprint == "0x2b"
     assert summary.count == 1
@@ -210,7 +219,7 @@ def test_hang_kills_are_listed_even_without_stalls() -> None:
             }
         ),
     )
-    summary = summarize_stalls([], [kill], None, Findings())
+    summary, _ = summarize([kill])
     assert summary is not None
     assert summary.count == 0
     assert summary.hang_kills[0].frame == "stuck (/app/x.py:3)"

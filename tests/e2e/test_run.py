@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from hawkwatch.model import collections as c
+from hawkwatch.model.records import ExitState
 from tests.e2e.conftest import Runner, by_collection, json_of, values
 
 BUSY_APP = """
@@ -121,15 +122,15 @@ def test_exit_code_passes_through_and_is_recorded(
     script = runner.script("app.py", body)
     result = runner.hawkwatch("run", "--", sys.executable, str(script))
     assert result.returncode == code
-    exits = json_of(by_collection(runner.only_session())[c.EXIT_STATE])
-    assert exits[0]["source"] == "agent" and exits[0]["reason"] == reason
-    assert exits[-1] == {
-        "clean": True,
-        "exit_code": code,
-        "signal": None,
-        "signal_name": None,
-        "source": "supervisor",
-    }
+    exits = [ExitState.from_record(r) for r in by_collection(runner.only_session())[c.EXIT_STATE]]
+    assert exits[0].source == "agent" and exits[0].reason == reason
+    supervisor = exits[-1]
+    assert (supervisor.clean, supervisor.exit_code, supervisor.signal) == (True, code, None)
+    assert (supervisor.signal_name, supervisor.reason, supervisor.source) == (
+        None,
+        None,
+        "supervisor",
+    )
     if code == 1:
         assert "RuntimeError: boom" in result.stderr
 
@@ -145,15 +146,17 @@ def test_a_killed_program_is_recorded_by_the_supervisor(runner: Runner) -> None:
     records = by_collection(runner.only_session())
     events = [e["event"] for e in json_of(records[c.CUSTOM_TIME_EVENT])]
     assert events == ["App::Start", "about-to-die"]  # crash-safe: written before the kill
-    assert json_of(records[c.EXIT_STATE]) == [
-        {
-            "clean": False,
-            "exit_code": None,
-            "signal": 9,
-            "signal_name": "SIGKILL",
-            "source": "supervisor",
-        }
-    ]
+    [state] = [ExitState.from_record(r) for r in records[c.EXIT_STATE]]
+    assert state == ExitState(
+        clean=False,
+        exit_code=None,
+        signal=9,
+        signal_name="SIGKILL",
+        reason=None,
+        exception=None,
+        source="supervisor",
+        time=state.time,
+    )
 
 
 def test_module_form_and_python_dash_m_hawkwatch(runner: Runner) -> None:

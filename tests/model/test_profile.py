@@ -1,4 +1,5 @@
-"""Call trees and profiler windows as plain data: MTHawkeye's node shape both ways."""
+"""Call trees and profiler windows as plain data, and their record codecs: MTHawkeye's node
+shape both ways (``CpuHighLoadStackframe``), a window as ``CpuProfile``."""
 
 from __future__ import annotations
 
@@ -12,14 +13,13 @@ from hawkwatch.model.profile import (
     CallNode,
     CallTree,
     Profile,
-    calltree_from_json,
-    calltree_to_json,
     frame_label,
     is_thread_frame,
     parse_frame_text,
     thread_frame,
     walk_paths,
 )
+from hawkwatch.model.records import CpuHighLoadStackframe, CpuProfile
 from hawkwatch.model.stack import PyFrame, StackTable
 
 F = PyFrame("f", "/app/work.py", 12)
@@ -38,6 +38,22 @@ frames = st.one_of(
         module=st.just(""),
     ),
 )
+
+
+def calltree_to_json(roots: tuple[CallNode, ...]) -> list:
+    return json.loads(CpuHighLoadStackframe(key="1.0", roots=roots).encode_value())
+
+
+def calltree_from_json(value: object) -> tuple[CallNode, ...]:
+    return CpuHighLoadStackframe.from_value(value, "1.0").roots
+
+
+def profile_to_json(profile: Profile) -> dict:
+    return json.loads(CpuProfile.of(profile).encode_value())
+
+
+def profile_from_json(value: object) -> Profile:
+    return CpuProfile.from_value(value).to_profile()
 
 
 def nodes(depth: int = 3) -> st.SearchStrategy[CallNode]:
@@ -136,7 +152,7 @@ def test_a_profile_window_round_trips() -> None:
     one = table.add((F, MAIN, thread_frame("MainThread")))
     two = table.add((G, MAIN, thread_frame("MainThread")))
     profile = Profile(10.0, 60.0, 600, 10.0, table, {one: (400, 380), two: (200, 0)}, 0.01, 0.5)
-    back = Profile.from_json(json.loads(json.dumps(profile.as_json())))
+    back = profile_from_json(profile_to_json(profile))
     assert back.counts == profile.counts
     assert [(s[0].func, n) for s, n in back.stacks("cpu")] == [("f", 380)]
     assert sorted(n for _, n in back.stacks("wall")) == [200, 400]
@@ -155,7 +171,7 @@ def test_a_profile_window_round_trips() -> None:
 def test_malformed_profiles_raise_value_error(mangle) -> None:
     table = StackTable()
     table.add((F,))
-    value = Profile(1.0, 1.0, 1, 1.0, table, {0: (1, 1)}).as_json()
+    value = profile_to_json(Profile(1.0, 1.0, 1, 1.0, table, {0: (1, 1)}))
     mangle(value)
     with pytest.raises(ValueError):
-        Profile.from_json(value)
+        profile_from_json(value)

@@ -17,13 +17,13 @@ import time
 from types import TracebackType
 from typing import Any
 
-from hawkwatch.agent.monitor import LaunchTimes, time_key, to_json
+from hawkwatch.agent.monitor import LaunchTimes, to_json
 from hawkwatch.agent.plugins import default_monitors
 from hawkwatch.agent.plugins.stall_loops import heartbeat
 from hawkwatch.agent.plugins.stall_loops import watch_loop as _watch_loop
 from hawkwatch.agent.runtime import Agent, AgentHolder, MonitorFactory, new_launch_times
 from hawkwatch.config import load_config
-from hawkwatch.model import collections as c
+from hawkwatch.model.records import CustomSpan
 from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger("hawkwatch")
@@ -141,15 +141,15 @@ class Span:
         if agent is None:
             return
         try:
-            record: dict[str, Any] = {
-                "name": self.name,
-                "start": round(self._started, 6),
-                "duration_ms": round(duration_ns / 1e6, 3),
-                "thread": threading.current_thread().name,
-            }
-            if kind is not None:
-                record["error"] = kind.__name__
-            agent.store_json(c.CUSTOM_SPAN, record, key=time_key(self._started))
+            agent.write(
+                CustomSpan(
+                    name=self.name,
+                    start=round(self._started, 6),
+                    duration_ms=round(duration_ns / 1e6, 3),
+                    thread=threading.current_thread().name,
+                    error=kind.__name__ if kind is not None else None,
+                )
+            )
         except Exception as exc:
             _report(agent, "span", exc)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from hawkwatch.config import Config
-from hawkwatch.model.records import TypedRecord
+from hawkwatch.model.records import AppLaunch, TypedRecord
 from hawkwatch.store import RecordStore, Session
 
 
@@ -43,16 +43,16 @@ class LaunchTimes:
     main_started: float = 0.0
     ready: float = 0.0
 
-    def as_record(self) -> dict[str, float]:
+    def as_record(self) -> AppLaunch:
         duration = self.ready - self.process_start if self.ready and self.process_start else 0.0
-        return {
-            "process_start": self.process_start,
-            "interpreter_ready": self.interpreter_ready,
-            "agent_started": self.agent_started,
-            "main_started": self.main_started,
-            "ready": self.ready,
-            "duration_s": round(duration, 6),
-        }
+        return AppLaunch(
+            process_start=self.process_start,
+            interpreter_ready=self.interpreter_ready,
+            agent_started=self.agent_started,
+            main_started=self.main_started,
+            ready=self.ready,
+            duration_s=round(duration, 6),
+        )
 
 
 @dataclass
@@ -68,21 +68,13 @@ class AgentContext:
     listeners: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
     wall_clock: Callable[[], float] = time.time
 
-    def store(self, collection: str, key: str, value: str) -> None:
-        """Write a record now (use on the scheduler thread)."""
-        self.records.store(collection, key, value)
+    def write(self, record: TypedRecord, key: str | None = None) -> None:
+        """Write a typed record now (use on the scheduler thread); ``key``: for ``anr`` parts."""
+        self.records.write(record, key)
 
-    def store_nowait(self, collection: str, key: str, value: str) -> None:
-        """Write a record without ever blocking (any thread, callbacks, signal handlers)."""
-        self.records.store_nowait(collection, key, value)
-
-    def write(self, record: TypedRecord) -> None:
-        """Write a typed record now (use on the scheduler thread)."""
-        self.records.store(record.collection, record.record_key(), record.encode_value())
-
-    def write_nowait(self, record: TypedRecord) -> None:
+    def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
         """Write a typed record without ever blocking (any thread, callbacks, signal handlers)."""
-        self.records.store_nowait(record.collection, record.record_key(), record.encode_value())
+        self.records.write_nowait(record, key)
 
     def on(self, event: str, callback: Callable[[], None]) -> None:
         """Be called on a runtime event: ``main-started``, ``ready``."""

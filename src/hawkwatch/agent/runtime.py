@@ -18,10 +18,10 @@ from collections.abc import Callable
 from typing import Any
 
 from hawkwatch.agent.exit_tracking import ExitTracker
-from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, time_key, to_json
+from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, to_json
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.config import Config, LoadedConfig
-from hawkwatch.model import collections as c
+from hawkwatch.model.records import CustomTimeEvent, ExitState, HawkwatchError, TypedRecord
 from hawkwatch.store import RecordStore, Session, sessions_root
 from hawkwatch.store._process import process_start_time
 
@@ -124,16 +124,17 @@ class Agent:
             info.reason = default_reason
         extra = to_json({"exit_code": info.exit_code, "reason": info.reason})
         self.event("App::Exit", extra)
-        self.store_json(
-            c.EXIT_STATE,
-            {
-                "clean": True,
-                "exit_code": info.exit_code,
-                "signal": info.signal,
-                "reason": info.reason,
-                "exception": info.exception,
-                "source": "agent",
-            },
+        self.write(
+            ExitState(
+                clean=True,
+                exit_code=info.exit_code,
+                signal=info.signal,
+                signal_name=None,
+                reason=info.reason,
+                exception=info.exception,
+                source="agent",
+                time=round(time.time(), 6),
+            )
         )
         self.stop()
 
@@ -205,24 +206,24 @@ class Agent:
 
     def event(self, name: str, extra: str | None = None) -> None:
         """A ``custom-time-event`` record in MTHawkeye's shape."""
-        now = time.time()
-        value: dict[str, Any] = {"time": round(now, 6), "event": name}
-        if extra is not None:
-            value["extra"] = extra
-        self.store_json(c.CUSTOM_TIME_EVENT, value, key=time_key(now))
+        self.write(CustomTimeEvent(time=round(time.time(), 6), event=name, extra=extra))
 
-    def store_json(self, collection: str, value: object, key: str | None = None) -> None:
-        """Write a JSON record without ever blocking the caller."""
+    def write(self, record: TypedRecord) -> None:
+        """Write a typed record without ever blocking the caller."""
         if self.records is not None and self.is_running:
-            self.records.store_nowait(collection, key or time_key(time.time()), to_json(value))
+            self.records.write_nowait(record)
 
     def record_error(self, plugin: str, phase: str, message: str, trace: str | None = None) -> None:
         """One ``hawkwatch-error`` record, and one log line per plugin and phase."""
-        value: dict[str, Any] = {"plugin": plugin, "phase": phase, "error": message}
-        if trace:
-            value["traceback"] = trace
+        error = HawkwatchError(
+            plugin=plugin,
+            phase=phase,
+            error=message,
+            traceback=trace or None,
+            time=round(time.time(), 6),
+        )
         try:
-            self.store_json(c.HAWKWATCH_ERROR, value)
+            self.write(error)
         except Exception:  # a broken store must not turn an error report into a crash
             log.debug("hawkwatch: could not record an error", exc_info=True)
         if f"{plugin}:{phase}" not in self._error_keys:

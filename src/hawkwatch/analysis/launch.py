@@ -1,12 +1,7 @@
-"""Launch breakdown: an ``app-launch`` value split into ordered phases.
+"""Launch breakdown: an ``app-launch`` record split into ordered phases.
 
-Two layouts share one model (``docs/collections.md``, ``formats/hawkeye.md`` §4):
-
-* hawkwatch: ``process_start, interpreter_ready, agent_started, main_started, ready`` and
-  ``duration_s`` (ready − process start);
-* MTHawkeye: ``appLaunchTime, firstObjcLoadStartTime, lastObjcLoadEndTime,
-  staticInitializerStartTime, staticInitializerEndTime, applicationInitTime,
-  appDidLaunchEnterTime, appDidLaunchExitTime``.
+Two layouts share one record type (``model.records.AppLaunch``): hawkwatch's ``process_start …
+ready`` with ``duration_s``, and MTHawkeye's ``appLaunchTime … appDidLaunchExitTime``.
 
 Times are Unix seconds, 0 meaning "not captured". Captured phases are put in time order (the
 declared order breaks ties): dyld interleaves ``+load`` methods and static initializers across
@@ -15,88 +10,37 @@ images, so the declared order is not always the order they happened in.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
-from hawkwatch.analysis._values import optional_number
-from hawkwatch.model.report import LaunchBreakdown, LaunchLayout, LaunchPhase
-
-
-class _Layout(NamedTuple):
-    name: LaunchLayout
-    start: str
-    end: str
-    phases: tuple[tuple[str, str], ...]  # (field, label), in launch order
-
-
-HAWKWATCH_LAYOUT = _Layout(
-    "hawkwatch",
-    "process_start",
-    "ready",
-    (
-        ("process_start", "process start"),
-        ("interpreter_ready", "interpreter ready"),
-        ("agent_started", "agent started"),
-        ("main_started", "main started"),
-        ("ready", "ready"),
-    ),
-)
-MTHAWKEYE_LAYOUT = _Layout(
-    "mthawkeye",
-    "appLaunchTime",
-    "appDidLaunchExitTime",
-    (
-        ("appLaunchTime", "process start"),
-        ("firstObjcLoadStartTime", "first +load start"),
-        ("lastObjcLoadEndTime", "last +load end"),
-        ("staticInitializerStartTime", "static initializers start"),
-        ("staticInitializerEndTime", "static initializers end"),
-        ("applicationInitTime", "UIApplication init"),
-        ("appDidLaunchEnterTime", "didFinishLaunching start"),
-        ("appDidLaunchExitTime", "didFinishLaunching end"),
-    ),
-)
-_LAYOUTS = (HAWKWATCH_LAYOUT, MTHAWKEYE_LAYOUT)
+from hawkwatch.model.records import AppLaunch
+from hawkwatch.model.report import LaunchBreakdown, LaunchPhase
 
 
 def build_launch_breakdown(
-    fields: dict[str, Any], *, fallback_origin: float | None = None
-) -> tuple[LaunchBreakdown, tuple[str, ...]]:
-    """The breakdown of one ``app-launch`` value, and the reasons for fields it ignored.
+    launch: AppLaunch, *, fallback_origin: float | None = None
+) -> LaunchBreakdown:
+    """The breakdown of one ``app-launch`` record (decoded records have a layout and a phase).
 
     Offsets are measured from the process start field, else from ``fallback_origin`` (the
-    session start), else from the first captured phase. ``ValueError`` when the value follows
-    neither layout or captured no phase at all.
+    session start), else from the first captured phase.
     """
-    layout = next((lay for lay in _LAYOUTS if any(f in fields for f, _ in lay.phases)), None)
-    if layout is None:
-        raise ValueError("not a hawkwatch or MTHawkeye app-launch value")
-    problems: list[str] = []
-    captured: list[tuple[float, int, str, str]] = []
-    not_captured: list[str] = []
-    times: dict[str, float] = {}
-    for index, (field, label) in enumerate(layout.phases):
-        try:
-            moment = optional_number(fields, field)
-        except ValueError as exc:
-            problems.append(f"app-launch {exc}")
-            moment = None
-        if moment is None or moment <= 0:
-            not_captured.append(label)
-            continue
-        times[field] = moment
-        captured.append((moment, index, field, label))
-    if not captured:
-        raise ValueError("app-launch captured no phase")
-    captured.sort()
-    origin = times.get(layout.start, fallback_origin)
+    layout = launch.layout or "hawkwatch"
+    milestones = launch.phases()
+    captured = sorted(
+        (moment, index, name, label)
+        for index, (name, label, moment) in enumerate(milestones)
+        if moment > 0
+    )
+    not_captured = tuple(label for _, label, moment in milestones if moment <= 0)
+    start_moment = milestones[0][2]
+    _, end_label, end_moment = milestones[-1]
+    origin = start_moment if start_moment > 0 else fallback_origin
     if origin is None:
-        origin = captured[0][0]
+        origin = captured[0][0] if captured else 0.0
     phases: list[LaunchPhase] = []
     previous = origin
-    for moment, _, field, label in captured:
+    for moment, _, name, label in captured:
         phases.append(
             LaunchPhase(
-                name=field,
+                name=name,
                 label=label,
                 time=moment,
                 offset_ms=(moment - origin) * 1000,
@@ -104,27 +48,16 @@ def build_launch_breakdown(
             )
         )
         previous = moment
-    return (
-        LaunchBreakdown(
-            layout=layout.name,
-            origin_time=origin,
-            duration_ms=_duration_ms(layout, fields, times),
-            phases=tuple(phases),
-            not_captured=tuple(not_captured),
-            end_label=dict(layout.phases)[layout.end],
-        ),
-        tuple(problems),
+    duration_ms = None
+    if layout == "hawkwatch" and launch.duration_s is not None and launch.duration_s > 0:
+        duration_ms = launch.duration_s * 1000
+    elif start_moment > 0 and end_moment > 0:
+        duration_ms = (end_moment - start_moment) * 1000
+    return LaunchBreakdown(
+        layout=layout,
+        origin_time=origin,
+        duration_ms=duration_ms,
+        phases=tuple(phases),
+        not_captured=not_captured,
+        end_label=end_label,
     )
-
-
-def _duration_ms(layout: _Layout, fields: dict[str, Any], times: dict[str, float]) -> float | None:
-    if layout is HAWKWATCH_LAYOUT:
-        try:
-            recorded = optional_number(fields, "duration_s")
-        except ValueError:
-            recorded = None
-        if recorded is not None and recorded > 0:
-            return recorded * 1000
-    if layout.start in times and layout.end in times:
-        return (times[layout.end] - times[layout.start]) * 1000
-    return None

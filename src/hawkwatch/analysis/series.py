@@ -108,3 +108,8 @@ def step_means(samples: Sequence[Sample], end_time: float, buckets: int) -> tupl
     # Rounding over very short spans can push a mean past the values; keep it within them.
     low, high = min(s.value for s in samples), max(s.value for s in samples)
     return tuple(min(high, max(low, area / width)) for area in areas)
+
+
+def offset(moment: float, start: float | None) -> float | None:
+    """Seconds since ``start``, or None when the start is unknown."""
+    return None if start is None else moment - start

@@ -1,8 +1,9 @@
 """The session report: one run's records and metadata → ``SessionReport`` (pure).
 
 Works on hawkwatch's sessions and on MTHawkeye folders alike: only collection names and value
-shapes matter (``docs/collections.md``). Nothing here raises on bad data: a record whose key or
-value cannot be used is left out and counted in ``SessionReport.findings``.
+shapes matter (``docs/collections.md``). Records are decoded through their types
+(``model.records.decode_all``); nothing here raises on bad data: a record that does not decode
+is left out and counted in ``SessionReport.findings`` (collection, reason, count, first key).
 
 Times: the session starts at the ``launch-time`` record, else ``start_time`` in ``session.json``,
 else the launch origin, else the earliest record; it ends at the latest moment any record speaks
@@ -16,39 +17,50 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from hawkwatch.analysis import series as _series
-from hawkwatch.analysis._values import (
-    Findings,
-    offset,
-    optional_int,
-    optional_text,
-    parse_each,
-    parse_number,
-    parse_object,
-    time_and_object,
-)
 from hawkwatch.analysis.launch import build_launch_breakdown
+from hawkwatch.analysis.series import offset
 from hawkwatch.analysis.session_info import build_session_info
 from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
 from hawkwatch.analysis.timings import (
-    parse_gc_pauses,
-    parse_imports,
-    parse_spans,
+    gc_pause_rows,
+    import_rows,
+    span_rows,
     summarize_gc_pauses,
     summarize_imports,
     summarize_spans,
 )
 from hawkwatch.model import Record
 from hawkwatch.model import collections as c
+from hawkwatch.model.records import (
+    RECORD_TYPES,
+    Anr,
+    AppLaunch,
+    CustomSpan,
+    CustomTimeEvent,
+    DecodedRecords,
+    ExitState,
+    GcPause,
+    HangKill,
+    HawkwatchError,
+    ImportTime,
+    LaunchTime,
+    Rejected,
+    ScalarRecord,
+    decode_all,
+)
 from hawkwatch.model.report import (
     CollectionCount,
     CpuSummary,
     ErrorRow,
     EventRow,
-    ExitState,
+    Finding,
     LaunchBreakdown,
     SeriesStats,
     SessionReport,
     SessionSource,
+)
+from hawkwatch.model.report import (
+    ExitState as ExitStateRow,
 )
 
 
@@ -68,15 +80,18 @@ SERIES: Final = (
     SeriesSpec(c.FPS, "frame rate", "fps"),
     SeriesSpec(c.GL_FPS, "GL frame rate", "fps"),
 )
-_SERIES_NAMES: Final = frozenset(spec.collection for spec in SERIES)
-_TIME_KEYED: Final = _SERIES_NAMES | {
+_REPORTED: Final = frozenset(spec.collection for spec in SERIES) | {
     c.CUSTOM_TIME_EVENT,
     c.CUSTOM_SPAN,
     c.GC_PAUSE,
     c.EXIT_STATE,
     c.HAWKWATCH_ERROR,
+    c.LAUNCH_TIME,
+    c.APP_LAUNCH,
+    c.IMPORT_TIME,
+    c.ANR,
+    c.HANG_KILL,
 }
-_REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME, c.ANR, c.HANG_KILL}
 _CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
 
@@ -104,30 +119,27 @@ def build_session_report(
     passed through.
     """
     all_records = list(records)
-    grouped: dict[str, list[Record]] = {}
-    for record in all_records:
-        grouped.setdefault(record.collection, []).append(record)
-    findings = Findings()
-
-    def of(collection: str) -> list[Record]:
-        return grouped.get(collection, [])
-
-    start = _start_time(of(c.LAUNCH_TIME), metadata, findings)
-    launch = _launch(of(c.APP_LAUNCH), start, findings)
+    decoded = decode_all(all_records)
+    start = _start_time(decoded.of(LaunchTime), metadata)
+    launch = _launch(decoded.of(AppLaunch), start)
     if start is None and launch is not None:
         start = launch.origin_time
     if start is None:
-        start = _earliest_time(all_records)
+        start = _earliest_time(decoded)
 
-    samples = {spec.collection: _samples(of(spec.collection), findings) for spec in SERIES}
-    events = _events(of(c.CUSTOM_TIME_EVENT), start, findings)
-    spans = parse_spans(of(c.CUSTOM_SPAN), start, findings)
-    pauses = parse_gc_pauses(of(c.GC_PAUSE), start, findings)
-    imports = parse_imports(of(c.IMPORT_TIME), findings)
-    exit_state = _exit_state(of(c.EXIT_STATE), start, findings)
-    errors = _errors(of(c.HAWKWATCH_ERROR), start, findings)
+    samples = {spec.collection: _samples(decoded, spec.collection) for spec in SERIES}
+    events = _events(decoded.of(CustomTimeEvent), start)
+    spans = span_rows(decoded.of(CustomSpan), start)
+    pauses = gc_pause_rows(decoded.of(GcPause), start)
+    imports = import_rows(decoded.of(ImportTime))
+    exit_state = _exit_state(decoded.of(ExitState), start)
+    errors = _errors(decoded.of(HawkwatchError), start)
     stalls = summarize_stalls(
-        of(c.ANR), of(c.HANG_KILL), start, findings, max_rows=max_rows, read_line=read_line
+        decoded.keyed(Anr),
+        decoded.of(HangKill),
+        start,
+        max_rows=max_rows,
+        read_line=read_line,
     )
 
     moments = [s.time for series in samples.values() for s in series]
@@ -151,8 +163,8 @@ def build_session_report(
         if samples[spec.collection]
     )
     other = tuple(
-        CollectionCount(name, len(found))
-        for name, found in sorted(grouped.items())
+        CollectionCount(name, decoded.count(name))
+        for name in sorted({*decoded.typed, *decoded.raw})
         if name not in _REPORTED and not (cpu is not None and name in _CPU_COLLECTIONS)
     )
     return SessionReport(
@@ -175,63 +187,57 @@ def build_session_report(
         errors=tuple(errors[:max_events]),
         errors_total=len(errors),
         other_collections=other,
-        findings=findings.result(),
+        findings=findings_of(decoded.rejected),
         skipped_lines=skipped_lines,
         stalls=stalls,
         cpu=cpu,
     )
 
 
-def _start_time(
-    launch_times: list[Record], metadata: Mapping[str, Any], findings: Findings
-) -> float | None:
-    for record in launch_times:
-        try:
-            return parse_number(record.key, "key")
-        except ValueError as exc:
-            findings.add(record, str(exc))
+def findings_of(rejected: Iterable[Rejected]) -> tuple[Finding, ...]:
+    """Rejected records counted per (collection, reason), with the first key of each."""
+    found: dict[tuple[str, str], list[Any]] = {}
+    for item in rejected:
+        found.setdefault((item.collection, item.reason), [0, item.key])[0] += 1
+    return tuple(
+        Finding(collection, reason, count, first_key)
+        for (collection, reason), (count, first_key) in sorted(found.items())
+    )
+
+
+def _start_time(launch_times: list[LaunchTime], metadata: Mapping[str, Any]) -> float | None:
+    if launch_times:
+        return launch_times[0].start
     started = metadata.get("start_time")
     if isinstance(started, int | float) and not isinstance(started, bool) and started > 0:
         return float(started)
     return None
 
 
-def _earliest_time(records: list[Record]) -> float | None:
-    earliest: float | None = None
-    for record in records:
-        if record.collection not in _TIME_KEYED:
-            continue
-        try:
-            moment = parse_number(record.key)
-        except ValueError:
-            continue  # counted where the record is parsed
-        earliest = moment if earliest is None else min(earliest, moment)
-    return earliest
+def _earliest_time(decoded: DecodedRecords) -> float | None:
+    """The earliest time a series sample, event, span, pause, exit or error speaks of."""
+    moments = [sample.time for spec in SERIES for sample in _samples(decoded, spec.collection)[:1]]
+    moments += [e.time for e in decoded.of(CustomTimeEvent)]
+    moments += [s.start for s in decoded.of(CustomSpan)]
+    moments += [p.start for p in decoded.of(GcPause)]
+    moments += [e.time for e in decoded.of(ExitState)]
+    moments += [e.time for e in decoded.of(HawkwatchError)]
+    return min(moments, default=None)
 
 
-def _launch(
-    records: list[Record], start: float | None, findings: Findings
-) -> LaunchBreakdown | None:
-    """The last usable ``app-launch`` record (the agent rewrites it as launch progresses)."""
-    for record in reversed(records):
-        try:
-            breakdown, problems = build_launch_breakdown(
-                parse_object(record.value), fallback_origin=start
-            )
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        for problem in problems:
-            findings.add(record, problem)
-        return breakdown
-    return None
+def _launch(records: list[AppLaunch], start: float | None) -> LaunchBreakdown | None:
+    """The last ``app-launch`` record (the agent rewrites it as launch progresses)."""
+    return build_launch_breakdown(records[-1], fallback_origin=start) if records else None
 
 
-def _samples(records: list[Record], findings: Findings) -> list[_series.Sample]:
-    def sample(record: Record) -> _series.Sample:
-        return _series.Sample(parse_number(record.key, "key"), parse_number(record.value))
-
-    return sorted(parse_each(records, findings, sample), key=lambda found: found.time)
+def _samples(decoded: DecodedRecords, collection: str) -> list[_series.Sample]:
+    kind = RECORD_TYPES[collection]
+    found = [
+        _series.Sample(item.time, item.value)
+        for item in decoded.of(kind)
+        if isinstance(item, ScalarRecord)
+    ]
+    return sorted(found, key=lambda sample: sample.time)
 
 
 def _series_stats(
@@ -262,54 +268,44 @@ def _series_stats(
     )
 
 
-def _events(records: list[Record], start: float | None, findings: Findings) -> list[EventRow]:
-    def row(record: Record) -> EventRow:
-        moment, data = time_and_object(record, "time")
-        return EventRow(
-            time=moment,
-            offset_s=offset(moment, start),
-            name=optional_text(data, "event") or "",
-            extra=optional_text(data, "extra"),
+def _events(records: list[CustomTimeEvent], start: float | None) -> list[EventRow]:
+    rows = [
+        EventRow(
+            time=event.time,
+            offset_s=offset(event.time, start),
+            name=event.event or "",
+            extra=event.extra,
         )
+        for event in records
+    ]
+    return sorted(rows, key=lambda row: row.time)
 
-    return sorted(parse_each(records, findings, row), key=lambda found: found.time)
+
+def _exit_state(records: list[ExitState], start: float | None) -> ExitStateRow | None:
+    """The last ``exit-state`` in stored order (``hawkwatch run`` writes after the agent)."""
+    if not records:
+        return None
+    last = records[-1]
+    return ExitStateRow(
+        time=last.time,
+        offset_s=offset(last.time, start),
+        clean=last.clean,
+        exit_code=last.exit_code,
+        signal=last.signal,
+        source=last.source,
+    )
 
 
-def _exit_state(records: list[Record], start: float | None, findings: Findings) -> ExitState | None:
-    """The last usable ``exit-state`` in stored order (``hawkwatch run`` writes after the agent)."""
-    found: ExitState | None = None
-    for record in records:
-        try:
-            moment = parse_number(record.key, "key")
-            data = parse_object(record.value)
-            clean = data.get("clean")
-            if not isinstance(clean, bool):
-                raise ValueError("missing true/false 'clean'")
-        except ValueError as exc:
-            findings.add(record, str(exc))
-            continue
-        found = ExitState(
-            time=moment,
-            offset_s=offset(moment, start),
-            clean=clean,
-            exit_code=optional_int(data, "exit_code"),
-            signal=optional_int(data, "signal"),
-            source=optional_text(data, "source"),
+def _errors(records: list[HawkwatchError], start: float | None) -> list[ErrorRow]:
+    rows = [
+        ErrorRow(
+            time=error.time,
+            offset_s=offset(error.time, start),
+            plugin=error.plugin,
+            phase=error.phase,
+            error=error.error,
+            traceback=error.traceback,
         )
-    return found
-
-
-def _errors(records: list[Record], start: float | None, findings: Findings) -> list[ErrorRow]:
-    def row(record: Record) -> ErrorRow:
-        moment = parse_number(record.key, "key")
-        data = parse_object(record.value)
-        return ErrorRow(
-            time=moment,
-            offset_s=offset(moment, start),
-            plugin=optional_text(data, "plugin") or "",
-            phase=optional_text(data, "phase") or "",
-            error=optional_text(data, "error") or "",
-            traceback=optional_text(data, "traceback"),
-        )
-
-    return sorted(parse_each(records, findings, row), key=lambda found: found.time)
+        for error in records
+    ]
+    return sorted(rows, key=lambda row: row.time)

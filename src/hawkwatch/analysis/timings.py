@@ -1,25 +1,13 @@
 """Timed work the agent records one by one: spans, GC pauses and imports.
 
-Each ``parse_*`` turns records into rows, leaving out (and counting in ``findings``) those whose
-values cannot be used; each ``summarize_*`` groups rows for the report. Pure functions.
+Each ``*_rows`` turns decoded records (``model.records``) into report rows; each
+``summarize_*`` groups rows for the report. Pure functions.
 """
 
 from __future__ import annotations
 
-from hawkwatch.analysis._values import (
-    Findings,
-    number_field,
-    offset,
-    optional_int,
-    optional_number,
-    optional_text,
-    parse_each,
-    parse_number,
-    parse_object,
-    time_and_object,
-)
-from hawkwatch.analysis.series import quantile
-from hawkwatch.model import Record
+from hawkwatch.analysis.series import offset, quantile
+from hawkwatch.model.records import CustomSpan, GcPause, ImportTime
 from hawkwatch.model.report import (
     GcGeneration,
     GcPauseRow,
@@ -32,27 +20,19 @@ from hawkwatch.model.report import (
 )
 
 
-def parse_spans(records: list[Record], start: float | None, findings: Findings) -> list[SpanRow]:
-    """``custom-span`` records in stored order; the start is the value's ``start``, else the key."""
-
-    def row(record: Record) -> SpanRow:
-        moment, data = time_and_object(record, "start")
-        duration_ms = number_field(data, "duration_ms")
-        name = data.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError("missing text 'name'")
-        if duration_ms < 0:
-            raise ValueError("negative 'duration_ms'")
-        return SpanRow(
-            name=name,
-            start_time=moment,
-            offset_s=offset(moment, start),
-            duration_ms=duration_ms,
-            thread=optional_text(data, "thread"),
-            error=optional_text(data, "error"),
+def span_rows(spans: list[CustomSpan], start: float | None) -> list[SpanRow]:
+    """``custom-span`` records as rows, in stored order."""
+    return [
+        SpanRow(
+            name=span.name,
+            start_time=span.start,
+            offset_s=offset(span.start, start),
+            duration_ms=span.duration_ms,
+            thread=span.thread,
+            error=span.error,
         )
-
-    return parse_each(records, findings, row)
+        for span in spans
+    ]
 
 
 def summarize_spans(spans: list[SpanRow], max_rows: int) -> SpanStats | None:
@@ -87,31 +67,20 @@ def summarize_spans(spans: list[SpanRow], max_rows: int) -> SpanStats | None:
     )
 
 
-def parse_gc_pauses(
-    records: list[Record], start: float | None, findings: Findings
-) -> list[GcPauseRow]:
-    """``gc-pause`` records (key: start time) in stored order."""
-
-    def row(record: Record) -> GcPauseRow:
-        moment = parse_number(record.key, "key")
-        data = parse_object(record.value)
-        duration_ms = number_field(data, "duration_ms")
-        generation = optional_int(data, "generation")
-        if generation is None:
-            raise ValueError("missing integer 'generation'")
-        if duration_ms < 0:
-            raise ValueError("negative 'duration_ms'")
-        return GcPauseRow(
-            time=moment,
-            offset_s=offset(moment, start),
-            generation=generation,
-            duration_ms=duration_ms,
-            collected=optional_int(data, "collected"),
-            uncollectable=optional_int(data, "uncollectable"),
-            thread=optional_text(data, "thread"),
+def gc_pause_rows(pauses: list[GcPause], start: float | None) -> list[GcPauseRow]:
+    """``gc-pause`` records as rows, in stored order."""
+    return [
+        GcPauseRow(
+            time=pause.start,
+            offset_s=offset(pause.start, start),
+            generation=pause.generation,
+            duration_ms=pause.duration_ms,
+            collected=pause.collected,
+            uncollectable=pause.uncollectable,
+            thread=pause.thread,
         )
-
-    return parse_each(records, findings, row)
+        for pause in pauses
+    ]
 
 
 def summarize_gc_pauses(pauses: list[GcPauseRow], max_rows: int) -> GcPauseSummary | None:
@@ -134,22 +103,19 @@ def summarize_gc_pauses(pauses: list[GcPauseRow], max_rows: int) -> GcPauseSumma
     )
 
 
-def parse_imports(records: list[Record], findings: Findings) -> list[ImportRow]:
-    """``import-time`` records (key: module name), slowest cumulative time first."""
-
-    def row(record: Record) -> ImportRow:
-        data = parse_object(record.value)
-        self_us = optional_number(data, "self_us")
-        return ImportRow(
-            module=record.key,
-            cumulative_ms=number_field(data, "cumulative_us") / 1000,
-            self_ms=None if self_us is None else self_us / 1000,
-            parent=optional_text(data, "parent"),
-            thread=optional_text(data, "thread"),
-            time=optional_number(data, "time"),
+def import_rows(imports: list[ImportTime]) -> list[ImportRow]:
+    """``import-time`` records as rows, slowest cumulative time first."""
+    rows = [
+        ImportRow(
+            module=item.module,
+            cumulative_ms=item.cumulative_ms,
+            self_ms=item.self_ms,
+            parent=item.parent,
+            thread=item.thread,
+            time=item.time,
         )
-
-    rows = parse_each(records, findings, row)
+        for item in imports
+    ]
     rows.sort(key=lambda row: (-row.cumulative_ms, row.module))
     return rows
 

@@ -21,28 +21,24 @@ symbolication can map the address frames of the trees afterwards.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, Literal
 
 from hawkwatch.errors import FormatError, StoreError
 from hawkwatch.model import Parsed, Record, Skipped
 from hawkwatch.model import collections as c
-from hawkwatch.model.profile import (
-    EXT_RECORD_END,
-    CallNode,
-    HighLoadEpisode,
-    ThreadShare,
-    calltree_from_json,
+from hawkwatch.model.profile import EXT_RECORD_END, CallNode, HighLoadEpisode
+from hawkwatch.model.records import (
+    CF_ABSOLUTE_EPOCH,
+    CpuHighLoad,
+    CpuHighLoadStackframe,
+    RecordError,
+    TimeBase,
+    decode_json,
 )
 from hawkwatch.store.files import read_side_file
 
-CF_ABSOLUTE_EPOCH: Final = 978_307_200.0
-"""Unix time of 2001-01-01 00:00:00 UTC, CFAbsoluteTime's origin."""
-
-TimeBase = Literal["unix", "cfabsolute"]
+__all__ = ["CF_ABSOLUTE_EPOCH", "parse_highload", "parse_stackframe_ext", "read_highload"]
 
 
 def parse_stackframe_ext(data: bytes) -> Parsed[dict[str, tuple[CallNode, ...]]]:
@@ -59,9 +55,9 @@ def parse_stackframe_ext(data: bytes) -> Parsed[dict[str, tuple[CallNode, ...]]]
             skipped.append(Skipped(number, "ext record without a '<key>,' prefix"))
             continue
         try:
-            trees[key] = calltree_from_json(json.loads(body))
-        except (ValueError, RecursionError) as exc:
-            skipped.append(Skipped(number, f"ext record {key}: {_reason(exc)}"))
+            trees[key] = CpuHighLoadStackframe.from_value(decode_json(body), key).roots
+        except RecordError as exc:
+            skipped.append(Skipped(number, f"ext record {key}: {exc}"))
     return Parsed(trees, skipped)
 
 
@@ -72,48 +68,40 @@ def parse_highload(
 
     ``skipped`` lines are numbered by position among the CPU records (ext: by ext record).
     """
-    values: dict[str, tuple[int, str]] = {}
-    trees: dict[str, tuple[int, str]] = {}
+    values: dict[str, tuple[int, Record]] = {}
+    trees: dict[str, tuple[int, Record]] = {}
     for number, record in enumerate(records, start=1):
         if record.collection == c.CPU_HIGHLOAD:
-            values[record.key] = (number, record.value)
+            values[record.key] = (number, record)
         elif record.collection == c.CPU_HIGHLOAD_STACKFRAME:
-            trees[record.key] = (number, record.value)
+            trees[record.key] = (number, record)
     skipped: list[Skipped] = []
     ext_trees: dict[str, tuple[CallNode, ...]] = {}
     if ext:
         parsed_ext = parse_stackframe_ext(ext)
         ext_trees, skipped = parsed_ext.value, list(parsed_ext.skipped)
-    shift = CF_ABSOLUTE_EPOCH if time_base == "cfabsolute" else 0.0
     episodes: list[HighLoadEpisode] = []
-    for key, (number, value) in values.items():
+    for key, (number, record) in values.items():
         try:
-            data = json.loads(value)
-            if not isinstance(data, dict):
-                raise ValueError("value is not a JSON object")
-            start = _number(data.get("start", key), "start")
-            lasting = _number(data.get("lasting"), "lasting")
-            average = _number(data.get("average"), "average")
-        except (ValueError, RecursionError) as exc:
-            skipped.append(Skipped(number, f"cpu-highload {key}: {_reason(exc)}"))
+            episode = CpuHighLoad.from_record(record)
+        except RecordError as exc:
+            skipped.append(Skipped(number, f"cpu-highload {key}: {exc}"))
             continue
         roots = ext_trees.get(key)
         if roots is None and key in trees:
-            tree_number, tree_value = trees[key]
+            tree_number, tree_record = trees[key]
             try:
-                roots = calltree_from_json(json.loads(tree_value))
-            except (ValueError, RecursionError) as exc:
-                skipped.append(
-                    Skipped(tree_number, f"cpu-highload-stackframe {key}: {_reason(exc)}")
-                )
+                roots = CpuHighLoadStackframe.from_record(tree_record).roots
+            except RecordError as exc:
+                skipped.append(Skipped(tree_number, f"cpu-highload-stackframe {key}: {exc}"))
         episodes.append(
             HighLoadEpisode(
                 key=key,
-                start_time=start + shift,
-                lasting_s=lasting,
-                average_percent=average,
+                start_time=episode.start_unix(time_base),
+                lasting_s=episode.lasting,
+                average_percent=episode.average,
                 roots=roots or (),
-                threads=_threads(data.get("threads")),
+                threads=episode.thread_shares(),
             )
         )
     episodes.sort(key=lambda episode: episode.start_time)
@@ -130,36 +118,3 @@ def read_highload(
     except StoreError as exc:
         raise FormatError(str(path), str(exc).removeprefix(f"{path}: ")) from exc
     return parse_highload(records, ext=ext, time_base="unix" if is_hawkwatch else "cfabsolute")
-
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name!r} is not a number")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name!r} is not a number") from None
-    if not math.isfinite(number) or abs(number) > 1e15:
-        raise ValueError(f"{name!r} is out of range")
-    return number
-
-
-def _threads(value: Any) -> tuple[ThreadShare, ...]:
-    if not isinstance(value, list):
-        return ()
-    shares: list[ThreadShare] = []
-    for item in value:
-        if not isinstance(item, dict):
-            continue
-        name, tid, share = item.get("name"), item.get("native_id"), item.get("share")
-        if isinstance(name, str) and type(tid) is int and isinstance(share, int | float):
-            shares.append(ThreadShare(name, tid, float(share)))
-    return tuple(shares)
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, RecursionError):
-        return "nested too deeply"
-    if isinstance(exc, json.JSONDecodeError):
-        return "not JSON (truncated?)"
-    return str(exc)

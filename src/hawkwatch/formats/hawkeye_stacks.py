@@ -1,7 +1,8 @@
 """MTHawkeye address stacks (ANR samples, CPU high-load trees) as a crash model to symbolicate.
 
 Spec: ``formats/hawkeye.md`` §4 (``anr``, ``cpu-highload-stackframe``), §4.1 (ANR records split
-into parts), §5.1 (``dyld-images``), §5.3 (``cpu-highload-stackframe-ext``).
+into parts), §5.1 (``dyld-images``), §5.3 (``cpu-highload-stackframe-ext``). Records are decoded
+through ``model.records`` (``Anr``, ``CpuHighLoadStackframe``).
 
 * ``anr`` ``<t>_<i>``: ``{"duration","startFrom","inBackground","stacks":[{"time","stackframes":
   "0x..,0x.." (innermost first),"titleframe","capturedCount","threadCount"}]}``; parts of one
@@ -17,22 +18,21 @@ below it (MTHawkeye records no image sizes).
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_right
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from hawkwatch.errors import FormatError, NotASessionError, StoreError
-from hawkwatch.formats._crash_values import as_dict, as_int, as_list, basename
+from hawkwatch.errors import FormatError, NotASessionError
+from hawkwatch.formats._crash_values import basename
 from hawkwatch.formats.hawkeye import read_dyld_images
+from hawkwatch.formats.hawkeye_cpu import parse_stackframe_ext
 from hawkwatch.model import ImageList, Parsed, Skipped, collections
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport, CrashThread
+from hawkwatch.model.profile import CallNode
+from hawkwatch.model.records import Anr, CpuHighLoadStackframe, decode_all, merge_parts
 from hawkwatch.store import Session
-from hawkwatch.store.files import read_side_file
 
 FORMAT: Final = "hawkeye"
-CPU_EXT_NAME: Final = "cpu-highload-stackframe-ext"
-CPU_EXT_DELIMITER: Final = "\u00b7"
 MAX_TREE_PATHS: Final = 200
 
 
@@ -44,18 +44,22 @@ def read_session_stacks(folder: str | Path) -> Parsed[CrashReport]:
         raise FormatError(str(folder), str(exc).split(": ", 1)[-1]) from exc
     read = session.records()
     skipped: list[Skipped] = list(read.skipped)
-    anr: list[tuple[str, str]] = []
-    cpu: list[tuple[str, str]] = []
-    for record in read.records:
-        if record.collection == collections.ANR:
-            anr.append((record.key, record.value))
-        elif record.collection == collections.CPU_HIGHLOAD_STACKFRAME:
-            cpu.append((record.key, record.value))
-    cpu.extend(_ext_records(session.path / CPU_EXT_NAME))
+    decoded = decode_all(
+        r
+        for r in read.records
+        if r.collection in (collections.ANR, collections.CPU_HIGHLOAD_STACKFRAME)
+    )
+    skipped += [Skipped(0, f"{r.collection} {r.key}: {r.reason}") for r in decoded.rejected]
+    trees = [(tree.key, tree.roots) for tree in decoded.of(CpuHighLoadStackframe)]
+    ext_path = session.path / collections.CPU_HIGHLOAD_STACKFRAME_EXT
+    if ext_path.is_file():
+        ext = parse_stackframe_ext(ext_path.read_bytes())
+        trees += ext.value.items()
+        skipped += ext.skipped
     dyld = read_dyld_images(session.path)
     if dyld is not None:
         skipped.extend(dyld.skipped)
-    report = stacks_report(anr, cpu, dyld.value if dyld else None, skipped)
+    report = stacks_report(decoded.keyed(Anr), trees, dyld.value if dyld else None)
     if not report.threads:
         raise FormatError(str(folder), "the session has no anr or cpu-highload-stackframe stacks")
     report.metadata["session"] = session.name
@@ -77,12 +81,12 @@ def crash_images(images: ImageList) -> list[CrashImage]:
 
 
 def stacks_report(
-    anr: list[tuple[str, str]],
-    cpu: list[tuple[str, str]],
+    anr: list[tuple[str, Anr]],
+    cpu: list[tuple[str, tuple[CallNode, ...]]],
     images: ImageList | None,
-    skipped: list[Skipped],
 ) -> CrashReport:
-    """Build the report from raw ``(key, value)`` records and the session's image list."""
+    """Build the report from decoded ``(key, anr part)`` records, ``(key, tree)`` CPU trees and
+    the session's image list."""
     report = CrashReport(format=FORMAT)
     if images is not None:
         report.process = images.app_name
@@ -91,30 +95,19 @@ def stacks_report(
         report.metadata["os_build"] = images.os_build or ""
         report.images = crash_images(images)
     locate = _Locator(report.images)
-    for stall, value in _merge_anr(anr, skipped):
-        start = value.get("startFrom")
-        for raw_sample in as_list(value.get("stacks")):
-            sample = as_dict(raw_sample)
-            addresses = _addresses(sample.get("stackframes"))
+    for stall in sorted(merge_parts(anr), key=lambda stall: stall.key):
+        for sample in stall.stacks:
+            addresses = sample.addresses()
             if not addresses:
                 continue
-            when = sample.get("time")
-            label = f"anr {stall}"
-            if isinstance(when, int | float) and isinstance(start, int | float):
-                label += f" +{when - start:.2f}s"
             report.threads.append(
                 CrashThread(
                     index=len(report.threads),
-                    name=label,
+                    name=f"anr {stall.key} +{sample.time - stall.start:.2f}s",
                     frames=[locate.frame(address) for address in addresses],
                 )
             )
-    for key, text in cpu:
-        try:
-            roots = json.loads(text)
-        except ValueError:
-            skipped.append(Skipped(0, f"cpu-highload-stackframe {key}: not JSON"))
-            continue
+    for key, roots in cpu:
         for number, (path, count) in enumerate(_tree_paths(roots)):
             report.threads.append(
                 CrashThread(
@@ -126,79 +119,18 @@ def stacks_report(
     return report
 
 
-def _merge_anr(
-    records: list[tuple[str, str]], skipped: list[Skipped]
-) -> list[tuple[str, dict[str, Any]]]:
-    """Parts of one stall merged: samples by time, durations summed, earliest start."""
-    merged: dict[str, dict[str, Any]] = {}
-    for key, value in records:
-        try:
-            part = json.loads(value)
-        except ValueError:
-            skipped.append(Skipped(0, f"anr {key}: not JSON"))
-            continue
-        if not isinstance(part, dict):
-            skipped.append(Skipped(0, f"anr {key}: not a JSON object"))
-            continue
-        stall = key.split("_", 1)[0]
-        into = merged.setdefault(stall, {"stacks": [], "duration": 0})
-        into["stacks"].extend(as_list(part.get("stacks")))
-        duration = part.get("duration")
-        if isinstance(duration, int | float):
-            into["duration"] += duration
-        start = part.get("startFrom")
-        if isinstance(start, int | float):
-            into["startFrom"] = min(start, into.get("startFrom", start))
-    for stall_value in merged.values():
-        stall_value["stacks"].sort(key=lambda sample: _number(as_dict(sample).get("time")))
-    return sorted(merged.items())
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
-
-
-def _addresses(value: object) -> list[int]:
-    if not isinstance(value, str):
-        return []
-    found = []
-    for token in value.split(","):
-        address = as_int(token.strip())
-        if address is not None:
-            found.append(address)
-    return found
-
-
-def _tree_paths(roots: object) -> list[tuple[list[int], int]]:
+def _tree_paths(roots: tuple[CallNode, ...]) -> list[tuple[list[int], int]]:
     """Root-to-leaf address paths (outermost first) with their sample counts."""
     paths: list[tuple[list[int], int]] = []
-    stack: list[tuple[dict[str, Any], list[int]]] = [
-        (node, []) for node in reversed(as_list(roots)) if isinstance(node, dict)
-    ]
+    stack: list[tuple[CallNode, list[int]]] = [(node, []) for node in reversed(roots)]
     while stack and len(paths) < MAX_TREE_PATHS:
         node, prefix = stack.pop()
-        address = as_int(node.get("frame"))
-        path = [*prefix, address] if address is not None else prefix
-        children = [child for child in as_list(node.get("children")) if isinstance(child, dict)]
-        if children:
-            stack.extend((child, path) for child in reversed(children))
+        path = [*prefix, node.frame] if isinstance(node.frame, int) else prefix
+        if node.children:
+            stack.extend((child, path) for child in reversed(node.children))
         elif path:
-            count = as_int(node.get("count"))
-            paths.append((path, count or 0))
+            paths.append((path, node.count))
     return paths
-
-
-def _ext_records(path: Path) -> list[tuple[str, str]]:
-    try:
-        text = read_side_file(path).decode("utf-8", errors="replace")
-    except StoreError as exc:
-        raise FormatError(str(path), str(exc).removeprefix(f"{path}: ")) from exc
-    records = []
-    for chunk in text.split(CPU_EXT_DELIMITER):
-        key, comma, value = chunk.strip().partition(",")
-        if comma and key and value:
-            records.append((key, value))
-    return records
 
 
 class _Locator:

@@ -12,20 +12,19 @@ Two shapes, one per stage:
   address; symbolication replaces the addresses with ``PyFrame``\\ s (func = symbol, file = source
   file or image, module = image).
 
-``calltree_to_json`` / ``calltree_from_json`` convert a tree to and from MTHawkeye's node shape
-``{"frame", "count", "proportion", "children"}`` (``formats/hawkeye.md`` §4): Python frames are
-written as their text ``func (file:line)``, addresses as ``0x…``.
+Their stored forms are record types (``model.records.cpu``): ``CpuProfile`` for a window,
+``CpuHighLoadStackframe`` for a tree in MTHawkeye's node shape, whose frames are
+``frame_label`` text (``func (file:line)`` or ``0x…``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from hawkwatch.model.stack import PyFrame, StackTable
-from hawkwatch.model.text import excerpt
 
 Frame = PyFrame | int
 """A Python frame, or an instruction address not symbolicated yet."""
@@ -155,46 +154,6 @@ class Profile:
             if pair[column]:
                 yield self.table.stack(stack_id), pair[column]
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "start": self.start_time,
-            "duration_s": round(self.duration_s, 6),
-            "samples": self.samples,
-            "rate_hz": round(self.rate_hz, 3),
-            "budget": self.budget,
-            "cost_s": round(self.cost_s, 6),
-            "max_depth_hit": self.max_depth_hit,
-            "table": self.table.as_json(),
-            "counts": [[sid, wall, cpu] for sid, (wall, cpu) in self.counts.items()],
-        }
-
-    @classmethod
-    def from_json(cls, value: Any) -> Profile:
-        """``ValueError`` when the value is malformed or a count names a missing stack."""
-        if not isinstance(value, dict):
-            raise ValueError("a profile must be an object")
-        table = StackTable.from_json(value.get("table"))
-        counts: dict[int, tuple[int, int]] = {}
-        raw_counts = value.get("counts")
-        if not isinstance(raw_counts, list):
-            raise ValueError("a profile needs a list of counts")
-        for item in raw_counts:
-            ok = isinstance(item, list) and len(item) == 3 and all(type(n) is int for n in item)
-            if not ok or not 0 <= item[0] < len(table) or min(item[1], item[2]) < 0:
-                raise ValueError(f"bad count {excerpt(item)}")
-            counts[item[0]] = (item[1], item[2])
-        return cls(
-            start_time=_number(value, "start"),
-            duration_s=_number(value, "duration_s"),
-            samples=int(_number(value, "samples")),
-            rate_hz=_number(value, "rate_hz"),
-            table=table,
-            counts=counts,
-            budget=_number(value, "budget", 0.0),
-            cost_s=_number(value, "cost_s", 0.0),
-            max_depth_hit=int(_number(value, "max_depth_hit", 0)),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class ThreadShare:
@@ -228,64 +187,3 @@ class HighLoadEpisode:
             start_time=self.start_time,
             duration_s=self.lasting_s,
         )
-
-
-def calltree_to_json(roots: Sequence[CallNode]) -> list[dict[str, Any]]:
-    """MTHawkeye's node list: ``proportion`` = count / Σ root counts; leaves have no children."""
-    total = sum(root.count for root in roots) or 1
-
-    def node(item: CallNode) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "frame": frame_label(item.frame),
-            "count": item.count,
-            "proportion": round(item.count / total, 6),
-        }
-        if item.children:
-            out["children"] = [node(child) for child in item.children]
-        return out
-
-    return [node(root) for root in roots]
-
-
-MAX_TREE_DEPTH: Final = 200
-"""Deeper imported trees are cut: a hostile file must not exhaust the interpreter's stack."""
-
-
-def calltree_from_json(value: Any) -> tuple[CallNode, ...]:
-    """Inverse of ``calltree_to_json``; ``ValueError`` for a value that is not a node list.
-
-    ``proportion`` is not read back (it is derived); a ``count`` written as a string is accepted.
-    """
-    if not isinstance(value, list):
-        raise ValueError("a stack-frame tree must be a JSON array")
-    return tuple(_node(item, 0) for item in value)
-
-
-def _node(item: Any, depth: int) -> CallNode:
-    if not isinstance(item, dict):
-        raise ValueError("a stack-frame node must be an object")
-    frame = item.get("frame")
-    if not isinstance(frame, str):
-        raise ValueError("a stack-frame node needs a 'frame' string")
-    count = item.get("count")
-    if isinstance(count, str):
-        try:
-            count = int(float(count))
-        except ValueError:
-            count = None
-    if isinstance(count, float) and count.is_integer():
-        count = int(count)
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise ValueError("a stack-frame node needs a non-negative 'count'")
-    children = item.get("children", [])
-    if not isinstance(children, list):
-        raise ValueError("'children' must be an array")
-    kids = () if depth >= MAX_TREE_DEPTH else tuple(_node(c, depth + 1) for c in children)
-    return CallNode(parse_frame_text(frame), count, kids)
-
-
-def _number(value: dict[str, Any], name: str, default: float | None = None) -> float:
-    found = value.get(name, default)
-    if isinstance(found, bool) or not isinstance(found, int | float):
-        raise ValueError(f"missing number {name!r}")
-    return float(found)

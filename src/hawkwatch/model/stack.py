@@ -3,7 +3,7 @@
 A frame is ``(func, file, line, module)``; its compact text form is ``func (file:line)``.
 Stacks are tuples listed **innermost first**, as in crash reports and MTHawkeye. In records a
 stack is a JSON list of ``[func, file, line]`` triples (module is derivable from the file and is
-left out to keep records small); ``stack_to_json`` / ``stack_from_json`` convert.
+left out to keep records small): ``model.records.StackFrame``.
 
 ``StackTable`` is the uniquing table of ARCHITECTURE.md: each distinct (frame, parent) pair gets
 one id, so a profile of a million samples over a few hundred distinct stacks stays small.
@@ -12,9 +12,7 @@ one id, so a profile of a million samples over a few hundred distinct stacks sta
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
-
-from hawkwatch.model.text import excerpt
+from typing import NamedTuple
 
 
 class PyFrame(NamedTuple):
@@ -40,39 +38,11 @@ Stack = tuple[PyFrame, ...]
 """Innermost frame first."""
 
 
-def stack_to_json(stack: Sequence[PyFrame]) -> list[list[Any]]:
-    """A stack as a JSON-ready list of ``[func, file, line]`` triples, innermost first."""
-    return [[frame.func, frame.file, frame.line] for frame in stack]
-
-
-def stack_from_json(value: Any) -> Stack:
-    """Inverse of ``stack_to_json``; also accepts ``{"func", "file", "line"}`` objects.
-
-    Raises ``ValueError`` on a value that is not a list of frames, so callers using
-    ``hawkwatch.analysis._values.parse_each`` count it as a skipped record.
-    """
-    if not isinstance(value, list):
-        raise ValueError("a stack must be a list of frames")
-    frames: list[PyFrame] = []
-    for item in value:
-        if isinstance(item, list) and len(item) >= 3:
-            func, file, line = item[0], item[1], item[2]
-        elif isinstance(item, dict):
-            func, file, line = item.get("func"), item.get("file"), item.get("line")
-        else:
-            raise ValueError(f"not a frame: {excerpt(item)}")
-        if not isinstance(func, str) or not isinstance(file, str) or not isinstance(line, int):
-            raise ValueError(f"not a frame: {excerpt(item)}")
-        frames.append(PyFrame(func, file, line))
-    return tuple(frames)
-
-
 class StackTable:
     """Uniquing table: a stack becomes one id; equal stacks share it, and so do common tails.
 
     Node ``i`` is ``(frame_index, parent_id)`` with parent ``-1`` for an outermost frame; frames
-    are stored once in ``frames``. ``as_json``/``from_json`` give the compact form used in records
-    and side files.
+    are stored once in ``frames``; ``model.records.CpuProfile`` is its stored form.
     """
 
     def __init__(self) -> None:
@@ -116,26 +86,14 @@ class StackTable:
             frames.append(self.frames[frame_id])
         return tuple(frames)
 
-    def as_json(self) -> dict[str, Any]:
-        return {"frames": stack_to_json(self.frames), "nodes": [list(n) for n in self.nodes]}
-
     @classmethod
-    def from_json(cls, value: Any) -> StackTable:
-        """Rebuild a table; ``ValueError`` when the value is malformed or a parent is forward."""
-        if not isinstance(value, dict):
-            raise ValueError("a stack table must be an object")
+    def restore(cls, frames: Sequence[PyFrame], nodes: Sequence[tuple[int, int]]) -> StackTable:
+        """Rebuild a stored table (ids kept); ``ValueError`` when a node points outside it."""
         table = cls()
-        for frame in stack_from_json(value.get("frames")):
+        for frame in frames:
             table._frame_ids.setdefault(frame, len(table.frames))
             table.frames.append(frame)
-        nodes = value.get("nodes")
-        if not isinstance(nodes, list):
-            raise ValueError("a stack table needs a list of nodes")
-        for index, node in enumerate(nodes):
-            well_formed = isinstance(node, list) and len(node) == 2
-            if not (well_formed and all(isinstance(n, int) for n in node)):
-                raise ValueError(f"bad node {excerpt(node)}")
-            frame_id, parent = node
+        for index, (frame_id, parent) in enumerate(nodes):
             if not 0 <= frame_id < len(table.frames) or not -1 <= parent < index:
                 raise ValueError(f"node {index} points outside the table")
             table._node_ids.setdefault((frame_id, parent), index)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Final, TextIO
 
+import msgspec
+
 from hawkwatch.api.profile import ProfileListing
-from hawkwatch.model.profile import CallTree, calltree_to_json
+from hawkwatch.model.profile import CallTree
+from hawkwatch.model.records.cpu import tree_nodes
 from hawkwatch.report._json import document
 
 FORMAT: Final = "hawkwatch-profile"
@@ -26,7 +29,7 @@ def tree_to_json(tree: CallTree) -> dict[str, Any]:
             "interval_s": tree.interval_s,
             "start_time": tree.start_time,
             "duration_s": tree.duration_s,
-            "roots": calltree_to_json(tree.roots),
+            "roots": msgspec.to_builtins(tree_nodes(tree.roots)),
         },
     )
 

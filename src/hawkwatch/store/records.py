@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Final
 
 from hawkwatch.model import Record, Skipped
-from hawkwatch.model.collections import LAUNCH_TIME
+from hawkwatch.model.records import LaunchTime, ScalarRecord, TypedRecord
 from hawkwatch.store import _worker
 from hawkwatch.store._process import process_start_time
 from hawkwatch.store.appender import (
@@ -54,6 +54,8 @@ _ESCAPES = {
 _ESCAPE_TABLE = str.maketrans(_ESCAPES)
 # Collections are few, so each is checked once; the fast path then splits off its first byte.
 _collection_heads: dict[str, tuple[int, str]] = {}
+# The same for records whose value is already UTF-8 bytes (typed records): "\x00<rest>," encoded.
+_byte_heads: dict[str, tuple[int, bytes]] = {}
 _MAX_ENCODED_BYTES: Final = MAX_LINE_BYTES + 1 + len(END_MARKER)
 _UNESCAPE = {v: k for k, v in _ESCAPES.items()}
 _ESCAPE_SEQUENCE = re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)")
@@ -89,6 +91,7 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
         if len(_collection_heads) < 1024 and collection[0].isascii():
             # For the fast path: the first byte apart, and the rest behind a NUL standing in for it.
             _collection_heads[collection] = (ord(collection[0]), "\x00" + collection[1:])
+            _byte_heads[collection] = (ord(collection[0]), f"\x00{collection[1:]},".encode())
     if not key or not key.isprintable() or "," in key:
         _check_name("key", key)
     if not value.isprintable() or value.startswith(ESCAPE_PREFIX):
@@ -103,6 +106,28 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
             f"{MAX_LINE_BYTES:,} bytes (MTHawkeye's line limit) - store large data in a side file"
         )
     return data
+
+
+def encode_typed(record: TypedRecord, key: str | None = None) -> bytes:
+    """A typed record as ``encode_record`` stores it (``key`` overrides ``record_key()``).
+
+    A typed value is JSON or a formatted number: it never holds a raw control character (JSON
+    escapes them) nor starts with the escape prefix, so an ASCII value is stored as it is; other
+    values (U+0085, U+2028, U+2029 may need escaping) take ``encode_record``'s way.
+    """
+    collection = record.collection
+    key = key or record.record_key()
+    value = record.encode_value()
+    head = _byte_heads.get(collection)
+    if head is not None and value.isascii() and key and "," not in key and key.isprintable():
+        data = b"".join((collection.encode(), b",", key.encode(), b",", value, b"\n\x00\x00\x00\r"))
+        if len(data) <= _MAX_ENCODED_BYTES:
+            return data
+    try:
+        text = value.decode()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"record {collection},{key}: value is not UTF-8") from exc
+    return encode_record(collection, key, text)
 
 
 def _check_name(field: str, text: str) -> None:
@@ -190,9 +215,8 @@ class RecordStore:
         self._appender.drop_notice = _drop_notice
         if self._appender.is_new:
             started = launch_time if launch_time is not None else process_start_time()
-            stamp = repr(round(started, 6))
             self._appender.append_encoded(HEADER.encode() + b"\n" + END_MARKER)
-            self._appender.append_encoded(encode_record(LAUNCH_TIME, stamp, stamp))
+            self._appender.append_encoded(encode_typed(LaunchTime(start=started)))
 
     @property
     def dropped(self) -> Dropped:
@@ -229,6 +253,32 @@ class RecordStore:
                 self._append_split(head[0], data)
                 return
         self._appender.append_encoded(encode_record(collection, key, value))
+
+    def write(self, record: TypedRecord, key: str | None = None) -> None:
+        """Append a typed record now (like ``store``); ``key`` overrides ``record_key()``."""
+        # Fast paths: what encode_typed() gives, split for the commit byte (tested against it).
+        collection = record.collection
+        if key is None and isinstance(record, ScalarRecord):  # numbers: nothing to check
+            head_text = _collection_heads.get(collection)
+            if head_text is not None:
+                line = f"{head_text[1]},{record.line_text()}\n\x00\x00\x00\r"
+                self._append_split(head_text[0], line.encode())
+                return
+        key = key or record.record_key()
+        value = record.encode_value()
+        head = _byte_heads.get(collection)
+        if head is not None and value.isascii() and key and "," not in key and key.isprintable():
+            data = b"".join((head[1], key.encode(), b",", value, b"\n\x00\x00\x00\r"))
+            if len(data) <= _MAX_ENCODED_BYTES:
+                self._append_split(head[0], data)
+                return
+        self._appender.append_encoded(encode_typed(record, key))
+
+    def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
+        """Append a typed record without ever blocking (like ``store_nowait``)."""
+        data = encode_typed(record, key)
+        if not self._appender.try_append_encoded(data):
+            _worker.submit_append(self._appender, data)
 
     def store_async(self, collection: str, key: str, value: str) -> None:
         """Queue one record for the store's background thread; never blocks.
@@ -286,4 +336,4 @@ def _drop_notice(dropped: Dropped) -> bytes:
         bytes=dropped.bytes,
         reason=dropped.reason[:200],
     )
-    return encode_record(record.collection, record.record_key(), record.encode_value())
+    return encode_typed(record)

@@ -94,8 +94,9 @@ def test_records_use_mthawkeyes_shapes_and_round_trip() -> None:
     episode = Episode(1_700_000_000.5, 1_700_000_065.25, usage_sum=4.5, checks=5)
     episode.stacks = {HOT: 3, COLD: 1}
     episode.thread_cpu = {(101, "MainThread"): 3.0, (102, "helper"): 1.0}
-    key, value, tree = episode_records(episode)
-    assert key == "1700000000.500000"
+    load, frames = episode_records(episode)
+    key, value, tree = load.record_key(), load.to_record().value, frames.to_record().value
+    assert key == frames.record_key() == "1700000000.500000"
     assert json.loads(value) == {
         "start": key,
         "lasting": "64.75",
@@ -173,7 +174,7 @@ def test_a_tree_of_15_kb_or_more_goes_to_the_ext_side_file(hawkwatch_home: Path)
     monitor = next(m for m in agent.monitors if isinstance(m, CpuHighLoadMonitor))
     episode = Episode(1_700_000_000.0, 1_700_000_070.0, usage_sum=1.0, checks=1)
     episode.stacks = {(PyFrame(f"handler_{i}", "/app/big.py", i), *HOT[1:]): 1 for i in range(400)}
-    monitor._write(agent.context, episode, agent.context.store)
+    monitor._write(agent.context, episode, agent.context.write)
     ext = agent.session.path / c.CPU_HIGHLOAD_STACKFRAME_EXT
     assert ext.read_bytes().endswith("\u00b7".encode())
     assert not agent_records(c.CPU_HIGHLOAD_STACKFRAME)

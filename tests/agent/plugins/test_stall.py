@@ -16,10 +16,9 @@ import pytest
 import hawkwatch
 from hawkwatch.agent import current_agent
 from hawkwatch.agent.plugins.stall_record import LINE_LIMIT, encode_parts
-from hawkwatch.analysis._values import Findings
 from hawkwatch.analysis.stall_report import summarize_stalls
-from hawkwatch.model import Record
 from hawkwatch.model import collections as c
+from hawkwatch.model.records import Anr, decode_all
 from tests.builders import agent_records, wait_for
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
@@ -271,18 +270,20 @@ def test_a_record_over_the_line_limit_is_split_and_merges_back(tmp_path: Path) -
         "point": {"index": 20, "frames": [[*frame, 21]] * 64, "title": 0, "run": 21},
         "fingerprint": "abc",
     }
-    parts = encode_parts("anr", "10.000000", value, tmp_path)
+    parts = encode_parts("10.000000", Anr.from_value(value), tmp_path)
     assert len(parts) > 2
-    for key, text in parts:
-        assert len(f"anr,{key},{text}".encode()) <= LINE_LIMIT
-    summary = summarize_stalls(
-        [Record("anr", key, text) for key, text in parts], [], None, Findings()
-    )
+    records = [part.to_record(key) for key, part in parts]
+    for record in records:
+        assert len(f"anr,{record.key},{record.value}".encode()) <= LINE_LIMIT
+    decoded = decode_all(records)
+    assert decoded.rejected == []
+    summary = summarize_stalls(decoded.keyed(Anr), [], None)
     assert summary is not None
     assert summary.count == 1
     assert summary.total_ms == 2500.0
-    merged = [json.loads(text) for _, text in parts]
+    merged = [json.loads(record.value) for record in records]
     assert sum(len(p["stacks"]) for p in merged) == 21
+    assert [p.get("part_of") for p in merged] == [None] + ["10.000000_0"] * (len(parts) - 1)
 
 
 def test_a_value_too_large_even_to_split_goes_to_a_side_file(tmp_path: Path) -> None:
@@ -297,8 +298,8 @@ def test_a_value_too_large_even_to_split_goes_to_a_side_file(tmp_path: Path) -> 
         "point": {"index": 0, "frames": [[*huge, 1]], "title": 0, "run": 1},
         "fingerprint": "zz",
     }
-    [(key, text)] = encode_parts("anr", "5.000000", value, tmp_path)
-    stub = json.loads(text)
+    [(key, part)] = encode_parts("5.000000", Anr.from_value(dict(value)), tmp_path)
+    stub = json.loads(part.encode_value())
     assert stub["side_file"] == "anr-5.000000.json"
     assert json.loads((tmp_path / stub["side_file"]).read_text()) == value
     assert key == "5.000000_0"

@@ -28,13 +28,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from hawkwatch.agent.monitor import AgentContext, time_key, to_json
+from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.analysis.calltree import build_roots
 from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
-from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES, calltree_to_json
+from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES
+from hawkwatch.model.records import (
+    CpuHighLoad,
+    CpuHighLoadStackframe,
+    ThreadShareValue,
+    TypedRecord,
+)
 from hawkwatch.model.stack import Stack
 
 AGENT_THREAD_PREFIX = "hawkwatch"
@@ -130,23 +136,22 @@ class EpisodeTracker:
         return []
 
 
-def episode_records(episode: Episode) -> tuple[str, str, str]:
-    """``(key, cpu-highload value, cpu-highload-stackframe JSON)`` of an episode."""
-    key = time_key(episode.start_unix)
+def episode_records(episode: Episode) -> tuple[CpuHighLoad, CpuHighLoadStackframe]:
+    """The ``cpu-highload`` and ``cpu-highload-stackframe`` records of an episode."""
     total = sum(episode.thread_cpu.values())
     threads = sorted(episode.thread_cpu.items(), key=lambda item: -item[1])
-    value = {
-        "start": key,
-        "lasting": f"{episode.lasting_s:.2f}",
-        "average": f"{episode.average * 100:.2f}",
-        "threads": [
-            {"name": name, "native_id": tid, "share": round(cpu / total, 4)}
+    load = CpuHighLoad(
+        start=episode.start_unix,
+        lasting=episode.lasting_s,
+        average=episode.average * 100,
+        threads=tuple(
+            ThreadShareValue(name, tid, round(cpu / total, 4))
             for (tid, name), cpu in threads
             if total > 0 and cpu > 0
-        ][:16],
-    }
-    roots = build_roots(episode.stacks.items())
-    return key, to_json(value), to_json(calltree_to_json(roots))
+        )[:16],
+    )
+    tree = CpuHighLoadStackframe(key=load.record_key(), roots=build_roots(episode.stacks.items()))
+    return load, tree
 
 
 class CpuHighLoadMonitor:
@@ -197,7 +202,7 @@ class CpuHighLoadMonitor:
         with self._lock:
             due = tracker.observe(time.time(), usage, threads, self._sample)
         for episode in due:
-            self._write(ctx, episode, ctx.store)
+            self._write(ctx, episode, ctx.write)
 
     def _thread_readings(self) -> list[ThreadReading]:
         current = self._reader.read_all()
@@ -228,16 +233,17 @@ class CpuHighLoadMonitor:
         }
 
     def _write(
-        self, ctx: AgentContext, episode: Episode, store: Callable[[str, str, str], None]
+        self, ctx: AgentContext, episode: Episode, write: Callable[[TypedRecord], None]
     ) -> None:
-        key, value, tree = episode_records(episode)
-        store(c.CPU_HIGHLOAD, key, value)
-        if len(tree.encode()) >= EXT_THRESHOLD_BYTES:
+        load, tree = episode_records(episode)
+        write(load)
+        value = tree.encode_value()
+        if len(value) >= EXT_THRESHOLD_BYTES:
             path = ctx.session.path / c.CPU_HIGHLOAD_STACKFRAME_EXT
-            with open(path, "a", encoding="utf-8") as f:
-                f.write(f"{key},{tree}{EXT_RECORD_END}")
+            with open(path, "ab") as f:
+                f.write(b"%s,%s%s" % (tree.key.encode(), value, EXT_RECORD_END.encode()))
         else:
-            store(c.CPU_HIGHLOAD_STACKFRAME, key, tree)
+            write(tree)
 
     def stop(self) -> None:
         ctx, tracker = self._ctx, self._tracker
@@ -247,7 +253,7 @@ class CpuHighLoadMonitor:
         with self._lock:
             due = tracker.flush()
         for episode in due:
-            self._write(ctx, episode, ctx.store_nowait)
+            self._write(ctx, episode, ctx.write_nowait)
 
     def after_fork_child(self) -> None:
         self._ctx = None

@@ -42,7 +42,7 @@ class GcPauseMonitor:
         if elapsed < self._threshold_ns or self._ctx is None or not self._started_ns:
             return
         try:
-            started = time.time() - elapsed / 1e9
+            started = round(time.time() - elapsed / 1e9, 6)  # as the key says it
             pause = GcPause(
                 start=started,
                 generation=info["generation"],

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from hawkwatch.agent.monitor import AgentContext, DeferredFailure, to_json
-from hawkwatch.model import collections as c
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure
+from hawkwatch.model.records import ImportTime
 
 _bootstrap: Any = sys.modules.get("_frozen_importlib") or sys.modules["importlib._bootstrap"]
 
@@ -70,14 +70,15 @@ class ImportTimeMonitor:
         ctx = self._ctx
         if ctx is None:
             return
-        value = {
-            "time": round(time.time() - cumulative_ns / 1e9, 6),
-            "self_us": self_ns // 1000,
-            "cumulative_us": cumulative_ns // 1000,
-            "parent": parent,
-            "thread": threading.current_thread().name,
-        }
-        ctx.store_nowait(c.IMPORT_TIME, name, to_json(value))
+        record = ImportTime(
+            time=round(time.time() - cumulative_ns / 1e9, 6),
+            self_us=self_ns // 1000,
+            cumulative_us=cumulative_ns // 1000,
+            parent=parent,
+            thread=threading.current_thread().name,
+            module=name,
+        )
+        ctx.write_nowait(record)
 
     def stop(self) -> None:
         self._restore()

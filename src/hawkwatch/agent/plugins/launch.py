@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from hawkwatch.agent.monitor import AgentContext, to_json
-from hawkwatch.model import collections as c
+from hawkwatch.agent.monitor import AgentContext
 
 
 class LaunchMonitor:
@@ -27,7 +26,7 @@ class LaunchMonitor:
 
     def write(self) -> None:
         if self._ctx is not None:
-            self._ctx.store_nowait(c.APP_LAUNCH, "0", to_json(self._ctx.launch.as_record()))
+            self._ctx.write_nowait(self._ctx.launch.as_record())
 
     def stop(self) -> None:
         self._ctx = None

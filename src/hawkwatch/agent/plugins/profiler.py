@@ -9,8 +9,9 @@ the whole interval counts every time, one that ran 30 % of it about every third 
 woke for a millisecond almost never — so cpu counts are proportional to CPU time.
 
 Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record (key = window
-start, value ``Profile.as_json()``), or, from 15 KB on, as the side file ``cpu-profile/<key>.json``
-with a record that names it. Memory grows with distinct stacks, not samples.
+start, value ``model.records.CpuProfile``), or, from 15 KB on, as the side file
+``cpu-profile/<key>.json`` with a record that names it. Memory grows with distinct stacks, not
+samples.
 
 Rate: the cost of a sample is the time it took (``perf_counter``: the sampler holds the GIL
 throughout — nothing in a sample releases it — so no Python thread runs meanwhile) plus
@@ -31,7 +32,6 @@ Python 3.12+ sees no other thread to warn about); the child drops it.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -40,12 +40,13 @@ import weakref
 from types import CodeType, FrameType
 from typing import ClassVar, Final
 
-from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.stacks import py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
+from hawkwatch.model.records import CpuProfile
 from hawkwatch.model.stack import PyFrame, StackTable
 
 THREAD_NAME: Final = "hawkwatch-profiler"
@@ -282,20 +283,17 @@ class ProfilerMonitor:
             sampler.close()
 
     def _write(self, ctx: AgentContext, profile: Profile) -> None:
-        key = time_key(profile.start_time)
-        value = profile.as_json()
-        text = to_json(value)
-        if len(text.encode()) >= EXT_THRESHOLD_BYTES:
-            name = f"{c.CPU_PROFILE_DIR}/{key}.json"
+        window = CpuProfile.of(profile)
+        data = window.encode_value()
+        if len(data) >= EXT_THRESHOLD_BYTES:
+            key = window.record_key()
             folder = ctx.session.path / c.CPU_PROFILE_DIR
             folder.mkdir(exist_ok=True)
             temporary = folder / f".{key}.json.tmp"
-            temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+            temporary.write_bytes(data)
             os.replace(temporary, folder / f"{key}.json")
-            del value["table"], value["counts"]
-            value["file"] = name
-            text = to_json(value)
-        ctx.store_nowait(c.CPU_PROFILE, key, text)
+            window = window.summary(f"{c.CPU_PROFILE_DIR}/{key}.json")
+        ctx.write_nowait(window)
 
     def stop(self) -> None:
         ctx, self._ctx = self._ctx, None

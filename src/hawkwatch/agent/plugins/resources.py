@@ -11,8 +11,15 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, ClassVar
 
-from hawkwatch.agent.monitor import AgentContext, time_key
-from hawkwatch.model import collections as c
+from hawkwatch.agent.monitor import AgentContext
+from hawkwatch.model.records import (
+    AvailableMemory,
+    CpuUsage,
+    Footprint,
+    ResidentMemory,
+    ScalarRecord,
+    ThreadsCount,
+)
 
 if TYPE_CHECKING:
     from hawkwatch.agent.sysinfo import ResourceReader, ResourceSample
@@ -26,7 +33,7 @@ class ResourcesMonitor:
     def __init__(self) -> None:
         self._ctx: AgentContext | None = None
         self._reader: ResourceReader | None = None
-        self._last_text: dict[str, str] = {}
+        self._last_text: dict[str, bytes] = {}
         self._last_cpu: tuple[float, float] | None = None  # (monotonic s, cpu s)
 
     def start(self, ctx: AgentContext) -> None:
@@ -49,25 +56,25 @@ class ResourcesMonitor:
             return
         reading = self._reader.read()
         now_mono, now = time.monotonic(), time.time()
-        key = time_key(now)
-        for collection, text in self._format(reading, now_mono):
-            if self._last_text.get(collection) != text:
-                self._last_text[collection] = text
-                self._ctx.store(collection, key, text)
+        for record in self._records(reading, now, now_mono):
+            text = record.encode_value()
+            if self._last_text.get(record.collection) != text:
+                self._last_text[record.collection] = text
+                self._ctx.write(record)
 
-    def _format(self, reading: ResourceSample, now_mono: float) -> list[tuple[str, str]]:
-        values = [
-            (c.MEMORY_RESIDENT, f"{reading.resident_bytes / MB:.2f}"),
-            (c.THREADS_COUNT, str(reading.threads)),
+    def _records(self, reading: ResourceSample, now: float, now_mono: float) -> list[ScalarRecord]:
+        values: list[ScalarRecord] = [
+            ResidentMemory(time=now, value=reading.resident_bytes / MB),
+            ThreadsCount(time=now, value=reading.threads),
         ]
         if reading.footprint_bytes is not None:
-            values.append((c.RESIDENT_FOOTPRINT, f"{reading.footprint_bytes / MB:.2f}"))
+            values.append(Footprint(time=now, value=reading.footprint_bytes / MB))
         if reading.available_bytes is not None:
-            values.append((c.AVAILABLE_MEMORY, f"{reading.available_bytes / MB:.2f}"))
+            values.append(AvailableMemory(time=now, value=reading.available_bytes / MB))
         previous, self._last_cpu = self._last_cpu, (now_mono, reading.cpu_seconds)
         if previous is not None and now_mono > previous[0]:
             percent = (reading.cpu_seconds - previous[1]) / (now_mono - previous[0]) * 100
-            values.append((c.CPU, f"{max(percent, 0.0):.1f}"))
+            values.append(CpuUsage(time=now, value=max(percent, 0.0)))
         return values
 
     def stop(self) -> None:

@@ -28,7 +28,7 @@ from collections import deque
 from typing import Any, ClassVar
 
 from hawkwatch.agent import stacks
-from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
+from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key
 from hawkwatch.agent.plugins import stall_files as files
 from hawkwatch.agent.plugins.stall_discovery import Discovery
 from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, TARGETS, PingTarget, Target
@@ -40,7 +40,7 @@ from hawkwatch.agent.plugins.stall_record import (
     task_info,
     thread_count,
 )
-from hawkwatch.model import collections as c
+from hawkwatch.model.records import AnrTask
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
@@ -107,9 +107,8 @@ class StallMonitor:
         self.ring_size = config.ring_size
         self.max_frames = config.max_frames
         self._library_prefixes = _library_prefixes()
-        for value in files.hang_kills(ctx.session):
-            key = time_key(value.get("last_seen") or time.time())
-            ctx.store_nowait(c.HANG_KILL, key, to_json(value))
+        for kill in files.hang_kills(ctx.session):
+            ctx.write_nowait(kill)
         if config.backstop:
             rearm_every = max(self.interval, self.threshold - 2 * self.interval)
             self._backstop = files.Backstop(ctx.session, self.threshold, rearm_every)
@@ -395,8 +394,8 @@ class StallMonitor:
             is_library=self._is_library,
             unfinished=unfinished,
         )
-        key_base = time_key(value["startFrom"])
-        fingerprint = value.get("fingerprint")
+        key_base = time_key(value.start_from)
+        fingerprint = value.fingerprint
         if fingerprint is not None and fingerprint == self._last_fingerprint:
             self._same += 1
             if self._same < self._next_full:
@@ -408,8 +407,8 @@ class StallMonitor:
             self._last_fingerprint = fingerprint
             self._same, self._next_full, self._step = 0, 2, 1
             self._last_full_key = f"{key_base}_0"
-        for key, text in encode_parts(c.ANR, key_base, value, ctx.session.path):
-            ctx.store_nowait(c.ANR, key, text)
+        for key, part in encode_parts(key_base, value, ctx.session.path):
+            ctx.write_nowait(part, key)
         self._discard(episode)
 
     def _flush_at_stop(self) -> None:
@@ -449,7 +448,7 @@ class StallMonitor:
         return path.startswith(self._library_prefixes)
 
 
-def _safe_task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
+def _safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
     try:
         return task_info(loop, max_frames)
     except Exception:  # a task in an odd state must not stop the watchdog

@@ -29,8 +29,12 @@ import time
 from pathlib import Path
 from typing import IO, Any, Final
 
+import msgspec
+
 from hawkwatch.analysis.stall import parse_faulthandler
-from hawkwatch.model.stack import Stack, stack_from_json, stack_to_json
+from hawkwatch.model.records import HangKill, StackFrame
+from hawkwatch.model.records.stall import frames_of
+from hawkwatch.model.stack import Stack
 from hawkwatch.store import Session, list_sessions
 from hawkwatch.store._process import is_same_process_alive
 
@@ -108,20 +112,20 @@ def marker_path(session: Session, thread_id: int) -> Path:
 
 
 def write_marker(path: Path, info: dict[str, Any], stack: Stack) -> None:
-    write_json_atomically(path, {**info, "stack": stack_to_json(stack)})
+    write_json_atomically(path, {**info, "stack": frames_of(stack)})
 
 
 def write_watched(session: Session, watched: dict[int, dict[str, str]]) -> None:
     write_json_atomically(session.path / WATCHED_NAME, {str(k): v for k, v in watched.items()})
 
 
-def hang_kills(current: Session) -> list[dict[str, Any]]:
+def hang_kills(current: Session) -> list[HangKill]:
     """``hang-kill`` values for earlier sessions of dead processes that died during a stall.
 
     Each marker (and leftover backstop dump) is claimed by renaming it, so two processes
     starting together report it once, and a later launch does not report it again.
     """
-    found: list[dict[str, Any]] = []
+    found: list[HangKill] = []
     earlier = [s for s in list_sessions(current.path.parent) if s.name < current.name]
     for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
         markers = sorted(session.path.glob(f"{MARKER_PREFIX}*.json"))
@@ -131,10 +135,10 @@ def hang_kills(current: Session) -> list[dict[str, Any]]:
             continue
         if _still_running(session):
             continue
-        watched = _read_json(session.path / WATCHED_NAME)
+        watched = _read_watched(session.path / WATCHED_NAME)
         dump = _claim_dump(backstop) if has_dump else None
         for marker in markers:
-            info = _claim_json(marker)
+            info = _claim_marker(marker)
             if info is not None:
                 found.append(_from_marker(session, info, dump))
                 dump = None
@@ -167,9 +171,27 @@ def _claim(path: Path) -> Path | None:
     return claimed
 
 
-def _claim_json(path: Path) -> dict[str, Any] | None:
+class _Marker(msgspec.Struct, frozen=True):
+    """A ``hang-<thread id>.json`` marker as ``write_marker`` writes it (times: Unix s)."""
+
+    pid: int | None = None
+    start: float = 0.0
+    last_seen: float = 0.0
+    thread: str | None = None
+    thread_id: int | None = None
+    loop: str | None = None
+    stack: tuple[StackFrame, ...] = ()
+
+
+def _claim_marker(path: Path) -> _Marker | None:
+    """The marker, claimed; one that does not decode still says that a process hung."""
     claimed = _claim(path)
-    return _read_json(claimed) if claimed is not None else None
+    if claimed is None:
+        return None
+    try:
+        return msgspec.json.decode(claimed.read_bytes(), type=_Marker)
+    except (OSError, msgspec.DecodeError):
+        return _Marker()
 
 
 def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
@@ -184,65 +206,63 @@ def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
     return when, parse_faulthandler(text)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+class _Watched(msgspec.Struct, frozen=True):
+    """One entry of ``stall-watched.json`` (``write_watched``)."""
+
+    loop: str | None = None
+    thread: str | None = None
+
+
+def _read_watched(path: Path) -> dict[str, _Watched]:
+    """Watched loop threads by thread id (text); empty when the file is missing or unreadable."""
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
+        return msgspec.json.decode(path.read_bytes(), type=dict[str, _Watched])
+    except (OSError, msgspec.DecodeError):
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _from_marker(
-    session: Session, info: dict[str, Any], dump: tuple[float, dict[int, Stack]] | None
-) -> dict[str, Any]:
-    start = _number(info.get("start"))
-    last_seen = _number(info.get("last_seen")) or start
-    thread_id = info.get("thread_id")
-    value: dict[str, Any] = {
-        "previous_session": session.name,
-        "pid": info.get("pid"),
-        "source": "marker",
-        "start": start,
-        "last_seen": last_seen,
-        "duration_ms": round(max(0.0, last_seen - start) * 1000, 3),
-        "thread": info.get("thread"),
-        "thread_id": thread_id,
-        "loop": info.get("loop"),
-        "stack": _stack(info.get("stack")),
-    }
-    if dump is not None and isinstance(thread_id, int) and thread_id in dump[1]:
-        value["backstop_stack"] = stack_to_json(dump[1][thread_id])
-    return value
+    session: Session, info: _Marker, dump: tuple[float, dict[int, Stack]] | None
+) -> HangKill:
+    last_seen = info.last_seen or info.start
+    backstop = None
+    if dump is not None and info.thread_id in dump[1]:
+        backstop = frames_of(dump[1][info.thread_id])
+    return HangKill(
+        previous_session=session.name,
+        pid=info.pid,
+        source="marker",
+        start=info.start,
+        last_seen=last_seen,
+        duration_ms=round(max(0.0, last_seen - info.start) * 1000, 3),
+        thread=info.thread,
+        thread_id=info.thread_id,
+        loop=info.loop,
+        stack=info.stack,
+        backstop_stack=backstop,
+        time=round(last_seen or time.time(), 6),
+    )
 
 
 def _from_dump(
-    session: Session, dump: tuple[float, dict[int, Stack]], watched: dict[str, Any]
-) -> dict[str, Any]:
+    session: Session, dump: tuple[float, dict[int, Stack]], watched: dict[str, _Watched]
+) -> HangKill:
     when, stacks = dump
     chosen = next((int(k) for k in watched if k.isdigit() and int(k) in stacks), None)
     if chosen is None and stacks:
         chosen = next(iter(stacks))
-    about = watched.get(str(chosen), {}) if chosen is not None else {}
-    return {
-        "previous_session": session.name,
-        "pid": session.metadata.get("pid"),
-        "source": "faulthandler",
-        "start": None,
-        "last_seen": when,
-        "duration_ms": None,
-        "thread": about.get("thread") if isinstance(about, dict) else None,
-        "thread_id": chosen,
-        "loop": about.get("loop") if isinstance(about, dict) else None,
-        "stack": stack_to_json(stacks.get(chosen, ())) if chosen is not None else [],
-    }
-
-
-def _stack(value: Any) -> list[list[Any]]:
-    try:
-        return stack_to_json(stack_from_json(value))
-    except ValueError:
-        return []
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    about = watched.get(str(chosen), _Watched())
+    pid = session.metadata.get("pid")
+    return HangKill(
+        previous_session=session.name,
+        pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+        source="faulthandler",
+        start=None,
+        last_seen=when,
+        duration_ms=None,
+        thread=about.thread,
+        thread_id=chosen,
+        loop=about.loop,
+        stack=frames_of(stacks.get(chosen, ())) if chosen is not None else (),
+        time=round(when or time.time(), 6),
+    )

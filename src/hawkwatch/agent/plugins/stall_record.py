@@ -15,16 +15,20 @@ usual merge — sum durations, concatenate stacks — gives the whole), or go to
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
+
 from hawkwatch.agent.stacks import py_frame
 from hawkwatch.analysis.stall import Sample, fingerprint, point_stack, title_index
-from hawkwatch.model.stack import PyFrame, Stack, stack_to_json
+from hawkwatch.model import collections as c
+from hawkwatch.model.records import Anr, AnrGc, AnrPoint, AnrSample, AnrTask, PointFrame
+from hawkwatch.model.records.stall import frames_of
+from hawkwatch.model.stack import PyFrame, Stack
 
 LINE_LIMIT: Final = 16_254
 """Longest record line the store keeps (``collection,key,value``), in UTF-8 bytes."""
@@ -57,7 +61,7 @@ class Episode:
         self.ring: deque[list[Any]] = deque(maxlen=ring_size)
         self.backstop: list[Sample] = []
         self.taken = 0
-        self.task: dict[str, Any] | None = None
+        self.task: AnrTask | None = None
         self.marker: Path | None = None
         self.marker_written = 0.0
 
@@ -106,110 +110,105 @@ def build_value(
     gc_now: tuple[int, int],
     is_library: Callable[[str], bool],
     unfinished: bool = False,
-) -> dict[str, Any]:
-    """The full ``anr`` value of a finished (or, at stop, unfinished) episode."""
+) -> Anr:
+    """The full ``anr`` record of a finished (or, at stop, unfinished) episode."""
     rows = episode.samples()
     point = point_stack([row[0] for row in rows])
-    stacks = [
-        {
-            "time": round(sample.time, 6),
-            "frames": stack_to_json(sample.stack),
-            "titleframe": title_index(sample.stack, is_library),
-            "capturedCount": sample.captured,
-            "threadCount": thread_count,
-            "source": source,
-        }
+    stacks = tuple(
+        AnrSample(
+            time=round(sample.time, 6),
+            frames=frames_of(sample.stack),
+            titleframe=title_index(sample.stack, is_library),
+            captured_count=sample.captured,
+            thread_count=thread_count,
+            source=source,
+        )
         for sample, thread_count, source in rows
-    ]
-    value: dict[str, Any] = {
-        "duration": round((end - episode.start) * 1000, 3),
-        "duration_range": [
+    )
+    return Anr(
+        duration=round((end - episode.start) * 1000, 3),
+        duration_range=(
             round(max(0.0, end - (2 * episode.start - episode.earliest)) * 1000, 3),
             round((end - episode.earliest) * 1000, 3),
-        ],
-        "startFrom": round(episode.wall(episode.start), 6),
-        "inBackground": False,
-        "stacks": stacks,
-        "loop": episode.kind,
-        "thread": episode.thread_name,
-        "thread_id": episode.thread_id,
-        "samples": episode.taken + len(episode.backstop),
-        "source": "watchdog" if episode.taken else "faulthandler" if episode.backstop else "late",
-        "gc": {
-            "collections": gc_now[0] - episode.gc_mark[0],
-            "duration_ms": round((gc_now[1] - episode.gc_mark[1]) / 1e6, 3),
-        },
-    }
-    if point is not None:
-        value["point"] = {
-            "index": point.position,
-            "frames": [
-                [frame.func, frame.file, frame.line, repeat]
+        ),
+        start_from=round(episode.wall(episode.start), 6),
+        in_background=False,
+        stacks=stacks,
+        loop=episode.kind,
+        thread=episode.thread_name,
+        thread_id=episode.thread_id,
+        samples=episode.taken + len(episode.backstop),
+        source="watchdog" if episode.taken else "faulthandler" if episode.backstop else "late",
+        gc=AnrGc(gc_now[0] - episode.gc_mark[0], round((gc_now[1] - episode.gc_mark[1]) / 1e6, 3)),
+        point=None
+        if point is None
+        else AnrPoint(
+            index=point.position,
+            frames=tuple(
+                PointFrame(frame.func, frame.file, frame.line, repeat)
                 for frame, repeat in zip(point.stack, point.repeats, strict=True)
-            ],
-            "title": title_index(point.stack, is_library),
-            "run": point.run,
-        }
-        value["fingerprint"] = fingerprint(point.stack)
-    if episode.task is not None:
-        value["task"] = episode.task
-    if unfinished:
-        value["unfinished"] = True
-    return value
+            ),
+            title=title_index(point.stack, is_library),
+            run=point.run,
+        ),
+        fingerprint=None if point is None else fingerprint(point.stack),
+        task=episode.task,
+        unfinished=unfinished,
+    )
 
 
-def compact_value(value: dict[str, Any], repeat_of: str, repeat: int) -> dict[str, Any]:
+def compact_value(value: Anr, repeat_of: str, repeat: int) -> Anr:
     """A stall whose point stack equals the previous one's: no samples, a pointer instead."""
-    kept = {k: v for k, v in value.items() if k not in ("stacks", "point")}
-    return {**kept, "stacks": [], "repeat_of": repeat_of, "repeat": repeat}
+    return msgspec.structs.replace(value, stacks=(), point=None, repeat_of=repeat_of, repeat=repeat)
 
 
-def encode_parts(
-    collection: str, key_base: str, value: dict[str, Any], side_folder: Path
-) -> list[tuple[str, str]]:
-    """``(key, json)`` records for ``value``, each line within the store's limit."""
-    text = _dumps(value)
-    overhead = len(collection) + len(key_base) + 8 + _SAFETY
-    if len(text.encode()) + overhead <= LINE_LIMIT:
-        return [(f"{key_base}_0", text)]
-    head = {k: v for k, v in value.items() if k != "stacks"}
-    stacks: list[dict[str, Any]] = value.get("stacks", [])
-    parts: list[dict[str, Any]] = [{**head, "stacks": []}]
-    if len(_dumps(parts[0]).encode()) + overhead > LINE_LIMIT:
-        return [_side_file(collection, key_base, value, side_folder)]
-    for stack in stacks:
-        current = parts[-1]
-        current["stacks"].append(stack)
-        if len(_dumps(current).encode()) + overhead > LINE_LIMIT:
-            current["stacks"].pop()
-            alone = {
-                "duration": 0,
-                "startFrom": stack["time"],
-                "inBackground": False,
-                "stacks": [stack],
-                "part_of": f"{key_base}_0",
-            }
-            if len(_dumps(alone).encode()) + overhead > LINE_LIMIT:
-                return [_side_file(collection, key_base, value, side_folder)]
-            parts.append(alone)
-    return [(f"{key_base}_{i}", _dumps(part)) for i, part in enumerate(parts)]
+def encode_parts(key_base: str, value: Anr, side_folder: Path) -> list[tuple[str, Anr]]:
+    """``(key, part)`` records for ``value``, each line within the store's limit."""
+    overhead = len(c.ANR) + len(key_base) + 8 + _SAFETY
+
+    def fits(part: Anr) -> bool:
+        return len(part.encode_value()) + overhead <= LINE_LIMIT
+
+    if fits(value):
+        return [(f"{key_base}_0", value)]
+    parts = [msgspec.structs.replace(value, stacks=())]
+    if not fits(parts[0]):
+        return [_side_file(key_base, value, side_folder)]
+    for stack in value.stacks:
+        grown = msgspec.structs.replace(parts[-1], stacks=(*parts[-1].stacks, stack))
+        if fits(grown):
+            parts[-1] = grown
+            continue
+        alone = Anr(
+            duration=0,
+            start_from=stack.time,
+            in_background=False,
+            stacks=(stack,),
+            part_of=f"{key_base}_0",
+        )
+        if not fits(alone):
+            return [_side_file(key_base, value, side_folder)]
+        parts.append(alone)
+    return [(f"{key_base}_{i}", part) for i, part in enumerate(parts)]
 
 
-def _side_file(
-    collection: str, key_base: str, value: dict[str, Any], folder: Path
-) -> tuple[str, str]:
-    name = f"{collection}-{key_base}.json"
-    (folder / name).write_text(_dumps(value), encoding="utf-8")
-    stub = {k: value[k] for k in ("duration", "startFrom", "inBackground", "loop", "thread")}
-    stub.update(stacks=[], side_file=name, fingerprint=value.get("fingerprint"))
-    return f"{key_base}_0", _dumps(stub)
+def _side_file(key_base: str, value: Anr, folder: Path) -> tuple[str, Anr]:
+    name = f"{c.ANR}-{key_base}.json"
+    (folder / name).write_bytes(value.encode_value())
+    stub = Anr(
+        duration=value.duration,
+        start_from=value.start_from,
+        in_background=value.in_background,
+        stacks=(),
+        loop=value.loop,
+        thread=value.thread,
+        fingerprint=value.fingerprint,
+        side_file=name,
+    )
+    return f"{key_base}_0", stub
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
+def task_info(loop: Any, max_frames: int) -> AnrTask | None:
     """The asyncio task running on ``loop`` and its coroutine chain, innermost first."""
     asyncio = __import__("sys").modules.get("asyncio")
     if asyncio is None or loop is None:
@@ -229,11 +228,11 @@ def task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
             frames.append(py_frame(frame))
         link = getattr(link, "cr_await", None) or getattr(link, "gi_yieldfrom", None)
     frames.reverse()
-    return {
-        "name": task.get_name(),
-        "coro": getattr(coro, "__qualname__", type(coro).__name__),
-        "stack": stack_to_json(frames),
-    }
+    return AnrTask(
+        name=task.get_name(),
+        coro=getattr(coro, "__qualname__", type(coro).__name__),
+        stack=frames_of(frames),
+    )
 
 
 def thread_count() -> int:

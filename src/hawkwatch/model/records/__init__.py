@@ -3,11 +3,16 @@
 The agent writes only through these types (``AgentContext.write``); every reader decodes through
 ``decode_all``, which keeps what decodes, counts what does not (collection, key, reason) and
 passes collections without a type through as raw ``Record``s. ``docs/collections.md`` is
-checked against ``RECORD_TYPES`` by ``tests/test_docs.py``.
+checked against ``RECORD_TYPES`` by ``tests/model/test_records_docs.py``.
+
+Modules by family: ``launch``, ``series``, ``timings``, ``events``, ``stall``, ``cpu``.
 
 To add a collection: name it in ``model/collections.py``, write its type in the module of its
-monitor's family here (``JsonRecord`` for a JSON value, ``ScalarRecord`` for one number), list it
-in ``RECORD_TYPES``, and document it in ``docs/collections.md``.
+monitor's family here (``JsonRecord`` for a JSON object value: set ``time_field`` when the key is
+a time, else implement ``record_key``; ``ScalarRecord`` for one number), list it in
+``RECORD_TYPES``, and document it in ``docs/collections.md`` (the table and "Value fields by
+type"; ``tests/model/test_records_docs.py`` checks both). ``encode_value()`` gives UTF-8 bytes;
+``to_record()`` a ``Record`` of text.
 """
 
 from __future__ import annotations
@@ -26,9 +31,20 @@ from hawkwatch.model.records._codec import (
     RecordError,
     ScalarRecord,
     TypedRecord,
+    decode_json,
     parse_number,
     time_key,
 )
+from hawkwatch.model.records.cpu import (
+    CF_ABSOLUTE_EPOCH,
+    CpuHighLoad,
+    CpuHighLoadStackframe,
+    CpuProfile,
+    ThreadShareValue,
+    TimeBase,
+)
+from hawkwatch.model.records.events import CustomTimeEvent, ExitState, HawkwatchError
+from hawkwatch.model.records.launch import AppLaunch, LaunchTime
 from hawkwatch.model.records.network import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
@@ -40,12 +56,42 @@ from hawkwatch.model.records.series import (
     ResidentMemory,
     ThreadsCount,
 )
+from hawkwatch.model.records.stall import (
+    Anr,
+    AnrGc,
+    AnrPoint,
+    AnrSample,
+    AnrStall,
+    AnrTask,
+    HangKill,
+    PointFrame,
+    StackFrame,
+    merge_parts,
+)
 from hawkwatch.model.records.store import StoreDropped
-from hawkwatch.model.records.timings import GcPause
+from hawkwatch.model.records.timings import CustomSpan, GcPause, ImportTime
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, NetworkTransaction, StoreDropped)
+    kind.collection: kind
+    for kind in (
+        LaunchTime,
+        AppLaunch,
+        *SERIES_TYPES,
+        GcPause,
+        CustomSpan,
+        ImportTime,
+        CustomTimeEvent,
+        ExitState,
+        HawkwatchError,
+        Anr,
+        HangKill,
+        CpuHighLoad,
+        CpuHighLoadStackframe,
+        CpuProfile,
+        NetworkTransaction,
+        StoreDropped,
+    )
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -67,18 +113,30 @@ def decode(record: Record) -> TypedRecord | Record:
 
 @dataclass
 class DecodedRecords:
-    """A session's records decoded: typed by collection, raw where untyped, and the rejects."""
+    """A session's records decoded: typed by collection, raw where untyped, and the rejects.
 
-    typed: dict[str, list[TypedRecord]] = field(default_factory=dict)
+    Typed records keep their keys (``keyed``): a few collections need them (``anr`` parts,
+    the episode a ``cpu-highload-stackframe`` belongs to).
+    """
+
+    typed: dict[str, list[tuple[str, TypedRecord]]] = field(default_factory=dict)
     raw: dict[str, list[Record]] = field(default_factory=dict)
     rejected: list[Rejected] = field(default_factory=list)
 
     def of(self, kind: type[T]) -> list[T]:
         """Decoded records of ``kind``'s collection, in stored order."""
+        return [item for _, item in self.keyed(kind)]
+
+    def keyed(self, kind: type[T]) -> list[tuple[str, T]]:
+        """``(key, record)`` of ``kind``'s collection, in stored order."""
         return self.typed.get(kind.collection, [])  # type: ignore[return-value]
 
     def raw_of(self, collection: str) -> list[Record]:
         return self.raw.get(collection, [])
+
+    def count(self, collection: str) -> int:
+        """Records of ``collection`` that decoded (or, untyped, were read)."""
+        return len(self.typed.get(collection, ())) + len(self.raw.get(collection, ()))
 
 
 def decode_all(records: Iterable[Record]) -> DecodedRecords:
@@ -94,36 +152,60 @@ def decode_all(records: Iterable[Record]) -> DecodedRecords:
         except RecordError as exc:
             decoded.rejected.append(Rejected(record.collection, record.key, str(exc)))
         else:
-            decoded.typed.setdefault(record.collection, []).append(item)
+            decoded.typed.setdefault(record.collection, []).append((record.key, item))
     return decoded
 
 
 __all__ = [
+    "CF_ABSOLUTE_EPOCH",
     "MAX_MAGNITUDE",
     "RECORD_TYPES",
+    "Anr",
+    "AnrGc",
+    "AnrPoint",
+    "AnrSample",
+    "AnrStall",
+    "AnrTask",
+    "AppLaunch",
     "AvailableMemory",
     "CallSite",
     "Count",
+    "CpuHighLoad",
+    "CpuHighLoadStackframe",
+    "CpuProfile",
     "CpuUsage",
+    "CustomSpan",
+    "CustomTimeEvent",
     "DecodedRecords",
+    "ExitState",
     "Finite",
     "Footprint",
     "FrameRate",
     "GcPause",
     "GlFrameRate",
+    "HangKill",
+    "HawkwatchError",
+    "ImportTime",
     "JsonRecord",
+    "LaunchTime",
     "NetworkTransaction",
     "NonNegative",
     "Phases",
+    "PointFrame",
     "RecordError",
     "Rejected",
     "ResidentMemory",
     "ScalarRecord",
+    "StackFrame",
     "StoreDropped",
+    "ThreadShareValue",
     "ThreadsCount",
+    "TimeBase",
     "TypedRecord",
     "decode",
     "decode_all",
+    "decode_json",
+    "merge_parts",
     "parse_number",
     "time_key",
 ]
