@@ -35,6 +35,7 @@ EXIT_STATE: Final = "exit-state"
 HAWKWATCH_ERROR: Final = "hawkwatch-error"
 HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
+IO_ISSUE: Final = "io-issue"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
 CPU_PROFILE_DIR: Final = "cpu-profile"
 
@@ -58,4 +59,5 @@ AGENT_COLLECTIONS: Final = (
     CPU_HIGHLOAD,
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,
+    IO_ISSUE,
 )

@@ -8,6 +8,7 @@ from hawkwatch.agent.monitor import Monitor
 from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
 from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
+from hawkwatch.agent.plugins.io_canary import IoMonitor
 from hawkwatch.agent.plugins.launch import LaunchMonitor
 from hawkwatch.agent.plugins.profiler import ProfilerMonitor
 from hawkwatch.agent.plugins.resources import ResourcesMonitor
@@ -18,6 +19,7 @@ __all__ = [
     "CpuHighLoadMonitor",
     "GcPauseMonitor",
     "ImportTimeMonitor",
+    "IoMonitor",
     "LaunchMonitor",
     "ProfilerMonitor",
     "ResourcesMonitor",
@@ -43,4 +45,6 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(CpuHighLoadMonitor)
     if config.profiler.enabled:
         chosen.append(ProfilerMonitor)
+    if config.io.enabled:
+        chosen.append(IoMonitor)
     return chosen

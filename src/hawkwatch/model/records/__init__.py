@@ -29,6 +29,7 @@ from hawkwatch.model.records._codec import (
     parse_number,
     time_key,
 )
+from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
     AvailableMemory,
@@ -43,7 +44,7 @@ from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, IoIssue)
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -108,6 +109,8 @@ __all__ = [
     "FrameRate",
     "GcPause",
     "GlFrameRate",
+    "IoFrame",
+    "IoIssue",
     "JsonRecord",
     "NonNegative",
     "RecordError",
