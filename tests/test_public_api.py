@@ -14,6 +14,7 @@ def test_the_agents_whole_public_surface() -> None:
             "__version__",
             "event",
             "heartbeat",
+            "mark_loop_thread",
             "mark_ready",
             "span",
             "start",

@@ -1,7 +1,8 @@
 """hawkwatch: application performance monitoring for Python.
 
 The agent's whole public surface: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``,
-and for the stall monitor ``watch_loop`` and ``heartbeat``.
+for the stall monitor ``watch_loop`` and ``heartbeat``, and for the I/O canary
+``mark_loop_thread``.
 None of them raises into the calling code. They are loaded on first use, so that importing
 ``hawkwatch.store`` or running the ``hawkwatch`` command does not import the agent.
 """
@@ -14,13 +15,23 @@ from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
 
 if TYPE_CHECKING:
-    from hawkwatch.agent.api import event, heartbeat, mark_ready, span, start, stop, watch_loop
+    from hawkwatch.agent.api import (
+        event,
+        heartbeat,
+        mark_loop_thread,
+        mark_ready,
+        span,
+        start,
+        stop,
+        watch_loop,
+    )
 
 __all__ = [
     "HawkwatchError",
     "__version__",
     "event",
     "heartbeat",
+    "mark_loop_thread",
     "mark_ready",
     "span",
     "start",
@@ -28,7 +39,9 @@ __all__ = [
     "watch_loop",
 ]
 
-_AGENT_API = frozenset({"event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"})
+_AGENT_API = frozenset(
+    {"event", "heartbeat", "mark_loop_thread", "mark_ready", "span", "start", "stop", "watch_loop"}
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -26,6 +26,7 @@ from hawkwatch.analysis._values import (
     parse_object,
     time_and_object,
 )
+from hawkwatch.analysis.io import build_io_issues
 from hawkwatch.analysis.launch import build_launch_breakdown
 from hawkwatch.analysis.session_info import build_session_info
 from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
@@ -76,7 +77,14 @@ _TIME_KEYED: Final = _SERIES_NAMES | {
     c.EXIT_STATE,
     c.HAWKWATCH_ERROR,
 }
-_REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME, c.ANR, c.HANG_KILL}
+_REPORTED: Final = _TIME_KEYED | {
+    c.LAUNCH_TIME,
+    c.APP_LAUNCH,
+    c.IMPORT_TIME,
+    c.ANR,
+    c.HANG_KILL,
+    c.IO_ISSUE,
+}
 _CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
 
@@ -179,6 +187,7 @@ def build_session_report(
         skipped_lines=skipped_lines,
         stalls=stalls,
         cpu=cpu,
+        io_issues=build_io_issues(of(c.IO_ISSUE), findings),
     )
 
 

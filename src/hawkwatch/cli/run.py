@@ -28,6 +28,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="turn the continuous profiler on (same as -o profiler.enabled=true)",
     )
     parser.add_argument(
+        "--io",
+        action="store_true",
+        help="turn the file-I/O canary on (same as -o io.enabled=true)",
+    )
+    parser.add_argument(
         "-o",
         "--option",
         action="append",
@@ -52,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     if args.profile:
         options["profiler.enabled"] = "true"
+    if args.io:
+        options["io.enabled"] = "true"
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:

@@ -96,3 +96,27 @@ class IoRules:
     repeat_window_ns: int = 1_000_000_000
     """A read later than this after the previous one starts a new row."""
     unclosed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class IoFrameRow:
+    """One frame of the stack that opened a file, innermost first."""
+
+    function: str
+    file: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class IoIssueRow:
+    """One ``io-issue`` in a report, with the record's fields (the JSON report's ``io_issues``)."""
+
+    type: str
+    path: str
+    thread: str
+    ops: int
+    bytes: int
+    buffer_size: int
+    cost_ms: float
+    frames: tuple[IoFrameRow, ...]
+    count: int
