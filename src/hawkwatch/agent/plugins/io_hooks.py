@@ -22,6 +22,7 @@ import io
 import os
 import sys
 from collections.abc import Callable
+from warnings import warn as _warn
 from time import perf_counter_ns as _perf
 from types import MethodType
 from typing import Any, Final, NamedTuple
@@ -37,6 +38,11 @@ REAL_OS_WRITE: Final = os.write
 REAL_OS_CLOSE: Final = os.close
 _TextIOWrapper: Final = io.TextIOWrapper
 _MISSING: Final[Any] = object()
+_LINE_BUFFERING: Final = (
+    "line buffering (buffering=1) isn't supported in binary mode, "
+    "the default buffer size will be used"
+)
+_text_encoding: Final = io.text_encoding
 _NEWLINES: Final = frozenset({"", "\n", "\r", "\r\n"})
 _O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _MAX_FDS: Final = 4096
@@ -102,7 +108,7 @@ def _open(  # noqa: PLR0917 - io.open's signature, and its steps in one place
     collector = _collector
     if collector is None or more or unknown or file is _MISSING:
         return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener,
-                          *more, **unknown)  # fmt: skip
+                          more, unknown)  # fmt: skip
     # Can we build it as io.open would, without its errors or warnings becoming ours?
     plan = _plans.get(mode) if type(mode) is str else None
     if plan is None:
@@ -114,17 +120,22 @@ def _open(  # noqa: PLR0917 - io.open's signature, and its steps in one place
         if plan is None:
             return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
     if type(buffering) is not int or (
-        (encoding is not None or errors is not None or newline is not None or buffering == 1)
+        (encoding is not None or errors is not None or newline is not None)
         if plan.binary
         else (
             buffering == 0
-            or (encoding is None and _warn_encoding)
             or (encoding is not None and type(encoding) is not str)
             or (errors is not None and type(errors) is not str)
             or (newline is not None and (type(newline) is not str or newline not in _NEWLINES))
         )
     ):
         return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    # io.open's own warnings name the frame that called it: here that would be this one.
+    if plan.binary and buffering == 1:
+        _warn(_LINE_BUFFERING, RuntimeWarning, stacklevel=2)
+        buffering = -1
+    elif encoding is None and _warn_encoding and not plan.binary:
+        encoding = _text_encoding(None, 2)
     target = file
     kind = type(file)
     try:
@@ -170,13 +181,38 @@ def _open(  # noqa: PLR0917 - io.open's signature, and its steps in one place
         raise
 
 
-def _real_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-    """The real call for an odd signature: ``io.open`` itself says what is wrong with it."""
+def _real_open(  # noqa: PLR0917 - io.open's arguments, passed on
+    file: Any,
+    mode: Any,
+    buffering: Any,
+    encoding: Any,
+    errors: Any,
+    newline: Any,
+    closefd: Any,
+    opener: Any,
+    more: tuple[Any, ...],
+    unknown: dict[str, Any],
+) -> Any:
+    """The real call for an odd signature, passed as given so ``io.open`` says what is wrong."""
+    if more:
+        args = (file, mode, buffering, encoding, errors, newline, closefd, opener, *more)
+        return REAL_OPEN(*args, **unknown)
+    given = {
+        name: value
+        for name, value, default in (
+            ("mode", mode, "r"),
+            ("buffering", buffering, -1),
+            ("encoding", encoding, None),
+            ("errors", errors, None),
+            ("newline", newline, None),
+            ("closefd", closefd, True),
+            ("opener", opener, None),
+        )
+        if value is not default  # a default passed by name changes nothing
+    }
     if file is _MISSING:
-        names = ("mode", "buffering", "encoding", "errors", "newline", "closefd", "opener")
-        kwargs.update(zip(names, args[: len(names)], strict=True))
-        return REAL_OPEN(**kwargs)
-    return REAL_OPEN(file, *args, **kwargs)
+        return REAL_OPEN(**given, **unknown)
+    return REAL_OPEN(file, **given, **unknown)
 
 
 # -- os functions --------------------------------------------------------------------------------

@@ -220,6 +220,12 @@ class CanaryFileIO(io.FileIO):
                 failed(s, exc)
         return _close(self)
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Refused as FileIO refuses (copyreg would try ``FileIO(self)`` for a subclass)."""
+        if isinstance(protocol, int) and protocol < 2:
+            raise TypeError(f"cannot pickle {io.FileIO.__name__!r} object")
+        return super().__reduce_ex__(protocol)
+
     def _dealloc_warn(self, source: object) -> None:
         """A buffered or text layer over us is being finalised while open: unclosed."""
         s = self._hw
