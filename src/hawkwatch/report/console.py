@@ -27,8 +27,8 @@ from hawkwatch.model.report import (
     SessionReport,
     SpanStats,
 )
-from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.console_io import io_section
+from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.cpu_section import cpu_sections
 from hawkwatch.report.sparkline import sparkline
 

@@ -38,7 +38,8 @@ def io_section(issues: tuple[IoIssueRow, ...]) -> Group:
         )
         table.add_row(Text(f"{issue.type}\n{_WHAT.get(issue.type, '')}"), f"{issue.count:,}", where)
     total = sum(issue.count for issue in issues)
-    title = f"File I/O issues ({len(issues):,} kinds, {total:,} in all)"
+    kinds = f"{len(issues):,} kind{'s' if len(issues) != 1 else ''}"
+    title = f"File I/O issues ({kinds}, {total:,} in all)"
     return Group(Text(title, style="bold"), table)
 
 

@@ -208,7 +208,7 @@ def test_wrong_arguments_fail_exactly_as_io_open_says(folder: Path) -> None:
             lambda: read_with(text, buffering="big"),
             lambda: read_with(3.5),
             lambda: read_with([text]),
-            lambda: read_with(),
+            read_with,
             lambda: read_with(text, foo=1),
             lambda: read_with(text, "r", -1, None, None, None, True, None, "extra"),
             lambda: read_with(text, mode=b"r"),
@@ -231,7 +231,7 @@ def test_descriptors_openers_fdopen_and_pathlib(folder: Path) -> None:
         with os.fdopen(fd, "rb") as f:
             got.append(f.read(5))
         got.append(outcome(lambda: os.fstat(fd)))
-        with open(path, "rb", opener=lambda p, flags: os.open(p, flags)) as f:
+        with open(path, "rb", opener=os.open) as f:
             got.append(f.read(3))
         out = folder / "pathlib.txt"
         got += [out.write_text("x\ny", encoding="utf-8"), out.read_bytes(), out.read_text("utf-8")]
@@ -260,7 +260,7 @@ def test_an_unclosed_file_still_warns_and_closes(folder: Path) -> None:
     def scenario() -> list[Any]:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            f = open(folder / "text.txt", encoding="utf-8")
+            f = open(folder / "text.txt", encoding="utf-8")  # noqa: SIM115 - dropped on purpose
             raw = f.buffer.raw
             f.read(3)
             del f

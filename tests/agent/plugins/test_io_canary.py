@@ -304,7 +304,7 @@ def test_a_failing_collector_never_reaches_the_app(data: Path) -> None:
 
 def test_stop_puts_the_real_functions_back_and_open_files_keep_working(data: Path) -> None:
     with canary() as watched:
-        f = open(data, "rb")
+        f = open(data, "rb")  # noqa: SIM115 - open across the stop
         assert builtins.open is io_hooks.OPEN and os.read is io_hooks.OS_READ
     assert builtins.open is io.open is io_hooks.REAL_OPEN
     assert (os.open, os.write, os.close) == (

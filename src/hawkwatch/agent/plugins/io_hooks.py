@@ -22,10 +22,10 @@ import io
 import os
 import sys
 from collections.abc import Callable
-from warnings import warn as _warn
 from time import perf_counter_ns as _perf
 from types import MethodType
 from typing import Any, Final, NamedTuple
+from warnings import warn as _warn
 
 from hawkwatch.agent.plugins.io_raw import CanaryFileIO, Collector, account, failed, size_of
 from hawkwatch.model.io import FileStats
@@ -92,7 +92,7 @@ class Canary:
         return "<hawkwatch I/O canary>"
 
 
-def _open(  # noqa: PLR0917 - io.open's signature, and its steps in one place
+def _open(  # noqa: PLR0917 - io.open's signature
     _canary: Canary,
     file: Any = _MISSING,
     mode: Any = "r",
@@ -157,6 +157,21 @@ def _open(  # noqa: PLR0917 - io.open's signature, and its steps in one place
         return REAL_OPEN(target, mode, buffering, encoding, errors, newline, closefd, opener)
     raw = CanaryFileIO(target, plan.raw_mode, closefd, opener=opener)
     raw._hw = stats
+    if _fds:  # an opener may have been os.open: the raw file owns the descriptor now
+        _fds.pop(raw.fileno(), None)
+    return _layers(raw, plan, mode, buffering, encoding, errors, newline)
+
+
+def _layers(  # noqa: PLR0917 - io.open's arguments, passed on
+    raw: CanaryFileIO,
+    plan: _Plan,
+    mode: str,
+    buffering: int,
+    encoding: str | None,
+    errors: str | None,
+    newline: str | None,
+) -> Any:
+    """``io.open``'s layers over ``raw``; on an error, closed as io.open closes them."""
     result: Any = raw
     try:
         line_buffering = False
@@ -168,7 +183,7 @@ def _open(  # noqa: PLR0917 - io.open's signature, and its steps in one place
         if buffering < 0:
             raise ValueError("invalid buffering size")
         if buffering == 0:
-            return raw  # binary: unbuffered text went to io.open above
+            return raw  # binary: unbuffered text went to io.open
         result = plan.buffered(raw, buffering)
         if plan.binary:
             return result
