@@ -220,11 +220,13 @@ class CanaryFileIO(io.FileIO):
                 failed(s, exc)
         return _close(self)
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        """Refused as FileIO refuses (copyreg would try ``FileIO(self)`` for a subclass)."""
-        if isinstance(protocol, int) and protocol < 2:
-            raise TypeError(f"cannot pickle {io.FileIO.__name__!r} object")
-        return super().__reduce_ex__(protocol)
+    if sys.version_info < (3, 12):
+
+        def __reduce_ex__(self, protocol: Any) -> Any:
+            """Refused as FileIO refuses (copyreg would try ``FileIO(self)`` for a subclass)."""
+            if isinstance(protocol, int) and protocol < 2:
+                raise TypeError(f"cannot pickle {io.FileIO.__name__!r} object")
+            return super().__reduce_ex__(protocol)
 
     def _dealloc_warn(self, source: object) -> None:
         """A buffered or text layer over us is being finalised while open: unclosed."""
@@ -239,5 +241,6 @@ class CanaryFileIO(io.FileIO):
         _dealloc_warn(self, source)
 
 
-# The class's own name shows in repr (3.13) and in pickling's refusal: say what io says.
-CanaryFileIO.__name__ = io.FileIO.__name__ if sys.version_info >= (3, 12) else "_io.FileIO"
+# The name shows in repr (3.13: "_io.FileIO") and in pickling's refusal (3.12+: the part after
+# the dot, "FileIO"): with the real tp_name both read as they do for io.FileIO.
+CanaryFileIO.__name__ = "_io.FileIO"
