@@ -3,10 +3,11 @@
 Run: python benchmarks/io_overhead.py [--rounds 11] [--files 400] [--big-mb 64] [--cpu-scale 0.25]
                                      [--dir /dev/shm]
 
-Both arms run in this one process, alternated (off, on, on, off, ...) after a warm-up, on the
-same files: ``off`` is the agent with ``io.enabled=false``, ``on`` the agent with only the
-canary added (every other monitor is off in both, so the canary is all that differs). Each
-round starts the agent and stops it again outside the timed part.
+The arms run in this one process, in rotating order after a warm-up, on the same files:
+``off`` is the agent with ``io.enabled=false``, ``on`` the agent with only the canary added
+(every other monitor is off in both, so the canary is all that differs), ``aa`` is ``off``
+again, an A/A control that shows the noise floor. Each run starts the agent and stops it
+again outside the timed part.
 
 File-heavy workload, per round (a batch job over many small documents):
 
@@ -19,7 +20,8 @@ File-heavy workload, per round (a batch job over many small documents):
 CPU-bound workload: ``workloads/cpu_mix.py``'s kernels at ``--cpu-scale``, no file I/O.
 
 Printed: per workload the median of the per-round ratios (on / off - 1) of wall time and of
-process CPU time, with min and max, then one summary line. The target (issue 18): at most 3 %
+process CPU time (steadier on a shared machine), with min and max, the A/A control's, then one
+summary line. The target (issue 18): at most 3 %
 on the file-heavy workload, nothing measurable on the CPU-bound one.
 """
 
@@ -125,18 +127,22 @@ def line(name: str, values: list[float]) -> str:
 
 
 def compare(label: str, rounds: int, home: Path, work: Callable[[], int]) -> tuple[float, float]:
+    """Rounds of three arms in rotating order: off, on, and off again (the A/A control)."""
     run_arm(False, home, work)  # warm-up: caches, imports, first-touch of the files
     run_arm(True, home, work)
-    pairs = []
+    arms = ("off", "on", "aa")
+    results: dict[str, list[tuple[float, float]]] = {arm: [] for arm in arms}
     for i in range(rounds):
-        order = (False, True) if i % 2 == 0 else (True, False)
-        results = {on: run_arm(on, home, work) for on in order}
-        pairs.append((results[False], results[True]))
-    offs = [off[0] for off, _ in pairs]
-    print(f"{label}: {rounds} pairs, canary off {statistics.median(offs):.3f} s wall per round")
-    wall, cpu = ratios(pairs, 0), ratios(pairs, 1)
+        for arm in arms[i % 3 :] + arms[: i % 3]:
+            results[arm].append(run_arm(arm == "on", home, work))
+    offs = [off[0] for off in results["off"]]
+    print(f"{label}: {rounds} rounds, canary off {statistics.median(offs):.3f} s wall per round")
+    wall = ratios(list(zip(results["off"], results["on"], strict=True)), 0)
+    cpu = ratios(list(zip(results["off"], results["on"], strict=True)), 1)
     print(line("wall", wall))
     print(line("CPU", cpu))
+    control = ratios(list(zip(results["off"], results["aa"], strict=True)), 1)
+    print(line("A/A CPU", control) + "   (off vs off: the noise floor)")
     return statistics.median(wall), statistics.median(cpu)
 
 

@@ -1,6 +1,6 @@
 """File I/O done wrong four ways, each next to the right way of doing the same work.
 
-    hawkwatch run --app-name io-demo -- python examples/io_misuse.py
+    hawkwatch run --io --app-name io-demo -- python examples/io_misuse.py
     hawkwatch report                        # "File I/O issues": four rows, one per misuse
 
 The I/O canary (Matrix IOCanary's rules) reports exactly the four functions named ``*_wrong``:

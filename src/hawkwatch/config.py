@@ -139,11 +139,13 @@ class ProfilerConfig:
 
 @dataclass(frozen=True, slots=True)
 class IoConfig:
-    """File-I/O canary (Matrix IOCanary's rules). Raise the loop thresholds if short reads on
-    the loop are acceptable to you; raise ``repeat_window_ms`` to catch re-reads further apart;
-    set ``redact`` when file paths carry names or ids that must not leave the host."""
+    """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
+    costs a few microseconds per file opened, several % of a small-file batch job. Raise the
+    loop thresholds if short reads on the loop are acceptable to you; raise
+    ``repeat_window_ms`` to catch re-reads further apart; set ``redact`` when file paths carry
+    names or ids that must not leave the host."""
 
-    enabled: bool = _option(True, "watch file I/O and record misuse in io-issue")
+    enabled: bool = _option(False, "watch file I/O and record misuse in io-issue")
     loop_thread: bool = _option(True, "report file I/O on an event loop's thread")
     loop_op_ms: float = _option(13.0, "one read or write on a loop thread longer than this", 0)
     loop_continual_ms: float = _option(

@@ -20,22 +20,23 @@ from tests.builders import agent_records, wait_for
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
 QUIET = {"resources_enabled": False, "stall_enabled": False, "cpu_enabled": False}
+ON = {"io_enabled": True, **QUIET}
 
 
 def test_start_installs_the_canary_and_stop_restores_open(hawkwatch_home: Path) -> None:
-    assert hawkwatch.start(**QUIET)
+    assert hawkwatch.start(**ON)
     assert builtins.open is io_hooks.OPEN and os.write is io_hooks.OS_WRITE
     hawkwatch.stop()
     assert builtins.open is io.open is io_hooks.REAL_OPEN and os.write is io_hooks.REAL_OS_WRITE
 
 
-def test_io_enabled_false_leaves_open_alone(hawkwatch_home: Path) -> None:
-    assert hawkwatch.start(io_enabled=False, **QUIET)
+def test_the_canary_is_off_by_default(hawkwatch_home: Path) -> None:
+    assert hawkwatch.start(**QUIET)
     assert builtins.open is io_hooks.REAL_OPEN
 
 
 def test_a_bad_redaction_pattern_disables_the_canary_with_a_reason(hawkwatch_home: Path) -> None:
-    assert hawkwatch.start(io_redact="([", **QUIET)
+    assert hawkwatch.start(io_redact="([", **ON)
     assert builtins.open is io_hooks.REAL_OPEN
     errors = [json.loads(r.value) for r in agent_records(c.HAWKWATCH_ERROR)]
     assert any("io.redact is not a regular expression" in e["error"] for e in errors), errors
@@ -44,7 +45,7 @@ def test_a_bad_redaction_pattern_disables_the_canary_with_a_reason(hawkwatch_hom
 def test_a_failure_in_the_bookkeeping_disables_the_monitor(
     hawkwatch_home: Path, tmp_path: Path
 ) -> None:
-    assert hawkwatch.start(**QUIET)
+    assert hawkwatch.start(**ON)
     agent = current_agent()
     assert agent is not None
     [monitor] = [m for m in agent.monitors if isinstance(m, IoMonitor)]
