@@ -106,7 +106,7 @@ def _open(  # noqa: PLR0917 - io.open's signature
     **unknown: Any,
 ) -> Any:
     collector = _collector
-    if collector is None or more or unknown or file is _MISSING:
+    if collector is None or more or unknown or file is _MISSING or not collector.active:
         return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener,
                           more, unknown)  # fmt: skip
     # Can we build it as io.open would, without its errors or warnings becoming ours?
@@ -236,7 +236,7 @@ def _real_open(  # noqa: PLR0917 - io.open's arguments, passed on
 def _os_open(_canary: Canary, *args: Any, **kwargs: Any) -> int:
     fd = REAL_OS_OPEN(*args, **kwargs)
     collector = _collector
-    if collector is not None:
+    if collector is not None and collector.active:
         try:
             path = args[0] if args else kwargs["path"]
             flags = args[1] if len(args) > 1 else kwargs["flags"]

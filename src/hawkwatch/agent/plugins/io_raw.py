@@ -218,7 +218,9 @@ class CanaryFileIO(io.FileIO):
                     owner.closed(s)
             except Exception as exc:
                 failed(s, exc)
-        return _close(self)
+        # super(), not a module global: a file may be closed by its finaliser at interpreter
+        # exit, after this module's globals are gone.
+        return super().close()
 
     if sys.version_info < (3, 12):
 
