@@ -13,7 +13,9 @@ import hawkwatch.store
 
 API_DOC = Path(__file__).resolve().parents[1] / "docs" / "api.md"
 
-AGENT = ["event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"]
+AGENT = [
+    "event", "heartbeat", "mark_loop_thread", "mark_ready", "span", "start", "stop", "watch_loop",
+]  # fmt: skip
 LIBRARY = [
     "AllocationResult",
     "CrashGroups",

@@ -2,8 +2,9 @@
 
 Two surfaces, both listed in ``__all__`` and documented in ``docs/api.md``:
 
-- the agent: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``, and for the stall monitor
-  ``watch_loop`` and ``heartbeat``. None of them raises into the calling code.
+- the agent: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``; for the stall monitor
+  ``watch_loop`` and ``heartbeat``; for the I/O canary ``mark_loop_thread``. None of them raises
+  into the calling code.
 - the library under the ``hawkwatch`` command: ``load_session``, ``session_report``,
   ``profile``, ``group_crashes``, ``symbolicate``, ``jetsam`` … returning result objects that
   ``write_output`` writes as console text, JSON or an export.
@@ -20,7 +21,16 @@ from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
 
 if TYPE_CHECKING:
-    from hawkwatch.agent.api import event, heartbeat, mark_ready, span, start, stop, watch_loop
+    from hawkwatch.agent.api import (
+        event,
+        heartbeat,
+        mark_loop_thread,
+        mark_ready,
+        span,
+        start,
+        stop,
+        watch_loop,
+    )
     from hawkwatch.api.allocations import AllocationResult, allocations
     from hawkwatch.api.crashes import CrashGroups, group_crashes, read_crash_folder
     from hawkwatch.api.debug import dump_file
@@ -43,7 +53,10 @@ if TYPE_CHECKING:
 #: Public name → the module that defines it (imported on first use).
 _LAZY: Final = {
     **dict.fromkeys(
-        ("event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"),
+        (
+            "event", "heartbeat", "mark_loop_thread", "mark_ready", "span", "start", "stop",
+            "watch_loop",
+        ),
         "hawkwatch.agent.api",
     ),
     "Session": "hawkwatch.api.session",
@@ -98,6 +111,7 @@ __all__ = [
     "list_debug_files",
     "list_sessions",
     "load_session",
+    "mark_loop_thread",
     "mark_ready",
     "network_report",
     "open_symbol_store",

@@ -150,6 +150,39 @@ class NetworkConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class IoConfig:
+    """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
+    costs a few microseconds per file opened, several % of a small-file batch job. Raise the
+    loop thresholds if short reads on the loop are acceptable to you; raise
+    ``repeat_window_ms`` to catch re-reads further apart; set ``redact`` when file paths carry
+    names or ids that must not leave the host."""
+
+    enabled: bool = _option(False, "watch file I/O and record misuse in io-issue")
+    loop_thread: bool = _option(True, "report file I/O on an event loop's thread")
+    loop_op_ms: float = _option(13.0, "one read or write on a loop thread longer than this", 0)
+    loop_continual_ms: float = _option(
+        500.0, "continual I/O on a loop thread longer than this, in ms", 0
+    )
+    continual_gap_ms: float = _option(8.0, "ops closer than this make one continual run", 0)
+    small_buffer: bool = _option(True, "report files read or written in small pieces")
+    small_buffer_ops: int = _option(20, "more ops on one file than this, ...", 0)
+    small_buffer_bytes: int = _option(4096, "... asking for fewer bytes than this on average", 1)
+    small_buffer_min_run_ms: float = _option(
+        0.0, "and a continual run this long (IOCanary: 13); 0 = any", 0
+    )
+    repeated_read: bool = _option(True, "report a file read whole again and again")
+    repeat_count: int = _option(5, "identical whole reads of one file in a row", 1)
+    repeat_window_ms: float = _option(
+        1000.0, "a read later than this after the last one starts a new row", 0
+    )
+    unclosed: bool = _option(True, "report files finalised without being closed")
+    max_frames: int = _option(10, "innermost frames kept of the stack that opened a file", 1)
+    redact: str | None = _option(
+        None, "regular expression; what it matches in recorded paths becomes ***"
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class UploadConfig:
     """Sending sessions to a collector (``hawkwatch server``): on when both ``url`` and ``key``
     are set. Unsent sessions wait in the session store and go with the next round or start."""
@@ -177,6 +210,7 @@ class Config:
     profiler: ProfilerConfig = field(default_factory=ProfilerConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     upload: UploadConfig = field(default_factory=UploadConfig)
+    io: IoConfig = field(default_factory=IoConfig)
 
 
 @dataclass(frozen=True, slots=True)

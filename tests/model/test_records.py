@@ -37,6 +37,8 @@ from hawkwatch.model.records import (
     HangKill,
     HawkwatchError,
     ImportTime,
+    IoFrame,
+    IoIssue,
     LaunchTime,
     NetworkTransaction,
     Phases,
@@ -248,6 +250,18 @@ RECORDS: dict[str, st.SearchStrategy[TypedRecord]] = {
         thread=maybe(text),
         on_loop_thread=st.booleans(),
         frames=st.lists(st.builds(CallSite, names, text, counts), max_size=3).map(tuple),
+    ),
+    c.IO_ISSUE: st.builds(
+        IoIssue,
+        type=st.sampled_from(["loop-thread-io", "small-buffer", "repeated-read", "unclosed"]),
+        path=text,
+        thread=text,
+        ops=counts,
+        bytes=counts,
+        buffer_size=counts,
+        cost_ms=durations,
+        frames=st.lists(st.builds(IoFrame, names, text, counts), max_size=4).map(tuple),
+        count=counts,
     ),
     c.STORE_DROPPED: st.builds(
         StoreDropped, since=times, until=times, records=counts, bytes=counts, reason=text

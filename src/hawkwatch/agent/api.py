@@ -19,6 +19,7 @@ from typing import Any
 
 from hawkwatch.agent.monitor import LaunchTimes, to_json
 from hawkwatch.agent.plugins import default_monitors
+from hawkwatch.agent.plugins.io_threads import mark_loop_thread
 from hawkwatch.agent.plugins.stall_loops import heartbeat
 from hawkwatch.agent.plugins.stall_loops import watch_loop as _watch_loop
 from hawkwatch.agent.runtime import Agent, AgentHolder, MonitorFactory, new_launch_times
@@ -28,7 +29,16 @@ from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger("hawkwatch")
 
-__all__ = ["event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"]
+__all__ = [
+    "event",
+    "heartbeat",
+    "mark_loop_thread",
+    "mark_ready",
+    "span",
+    "start",
+    "stop",
+    "watch_loop",
+]
 
 _holder = AgentHolder()
 _hooks_installed = False

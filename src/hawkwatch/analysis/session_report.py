@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from hawkwatch.analysis import series as _series
+from hawkwatch.analysis.io import build_io_issues
 from hawkwatch.analysis.launch import build_launch_breakdown
 from hawkwatch.analysis.series import offset
 from hawkwatch.analysis.session_info import build_session_info
@@ -43,6 +44,7 @@ from hawkwatch.model.records import (
     HangKill,
     HawkwatchError,
     ImportTime,
+    IoIssue,
     LaunchTime,
     Rejected,
     ScalarRecord,
@@ -91,6 +93,7 @@ _REPORTED: Final = frozenset(spec.collection for spec in SERIES) | {
     c.IMPORT_TIME,
     c.ANR,
     c.HANG_KILL,
+    c.IO_ISSUE,
 }
 _CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
@@ -191,6 +194,7 @@ def build_session_report(
         skipped_lines=skipped_lines,
         stalls=stalls,
         cpu=cpu,
+        io_issues=build_io_issues(decoded.of(IoIssue)),
     )
 
 

@@ -30,6 +30,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="turn the continuous profiler on (same as -c profiler.enabled=true)",
     )
+    parser.add_argument(
+        "--io",
+        action="store_true",
+        help="turn the file-I/O canary on (same as -c io.enabled=true)",
+    )
     add_option_arguments(
         parser, "any option, e.g. -c resources.interval_s=1 (see hawkwatch check-config)"
     )
@@ -50,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     if args.profile:
         options["profiler.enabled"] = "true"
+    if args.io:
+        options["io.enabled"] = "true"
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:

@@ -28,6 +28,7 @@ from hawkwatch.model.report import (
     SpanStats,
 )
 from hawkwatch.report._tables import simple_table
+from hawkwatch.report.console_io import io_section
 from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.cpu_section import cpu_sections
 from hawkwatch.report.sparkline import sparkline
@@ -70,6 +71,8 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
         yield from _spans(report.spans)
     if report.stalls is not None:
         yield from stall_section(report.stalls)
+    if report.io_issues:
+        yield io_section(report.io_issues)
     if report.gc is not None:
         yield from _gc(report.gc)
     if report.imports is not None:

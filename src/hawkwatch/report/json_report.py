@@ -3,8 +3,9 @@
 Top level: ``format`` ("hawkwatch-report"), ``format_version``, then one key per
 ``SessionReport`` field (``session``, ``launch``, ``resources``, ``events``, ``events_total``,
 ``spans``, ``gc``, ``imports``, ``exit``, ``errors``, ``errors_total``, ``other_collections``,
-``findings``, ``skipped_lines``, ``stalls``, ``cpu``). Absent sections are ``null``; times are
-Unix seconds. New fields may be added within a format version; none are renamed or removed.
+``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``io_issues``). Absent sections are
+``null``; times are Unix seconds. New fields may be added within a format version; none are
+renamed or removed.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from hawkwatch.agent.monitor import Monitor
 from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
 from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
+from hawkwatch.agent.plugins.io_canary import IoMonitor
 from hawkwatch.agent.plugins.launch import LaunchMonitor
 from hawkwatch.agent.plugins.network import NetworkMonitor
 from hawkwatch.agent.plugins.profiler import ProfilerMonitor
@@ -20,6 +21,7 @@ __all__ = [
     "CpuHighLoadMonitor",
     "GcPauseMonitor",
     "ImportTimeMonitor",
+    "IoMonitor",
     "LaunchMonitor",
     "NetworkMonitor",
     "ProfilerMonitor",
@@ -51,4 +53,6 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(ProfilerMonitor)
     if config.upload.url and config.upload.key:
         chosen.append(UploadMonitor)
+    if config.io.enabled:
+        chosen.append(IoMonitor)
     return chosen

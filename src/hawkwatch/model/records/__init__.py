@@ -44,6 +44,7 @@ from hawkwatch.model.records.cpu import (
     TimeBase,
 )
 from hawkwatch.model.records.events import CustomTimeEvent, ExitState, HawkwatchError
+from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.model.records.launch import AppLaunch, LaunchTime
 from hawkwatch.model.records.network import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.records.series import (
@@ -91,6 +92,7 @@ RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
         CpuProfile,
         NetworkTransaction,
         StoreDropped,
+        IoIssue,
     )
 }
 
@@ -186,6 +188,8 @@ __all__ = [
     "HangKill",
     "HawkwatchError",
     "ImportTime",
+    "IoFrame",
+    "IoIssue",
     "JsonRecord",
     "LaunchTime",
     "NetworkTransaction",

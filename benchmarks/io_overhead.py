@@ -1,0 +1,198 @@
+"""What the file-I/O canary costs: a file-heavy workload and a CPU-bound one, canary on and off.
+
+Run: python benchmarks/io_overhead.py [--rounds 11] [--files 400] [--big-mb 64] [--cpu-scale 0.25]
+                                     [--dir /dev/shm]
+
+The arms run in this one process, in rotating order after a warm-up, on the same files:
+``off`` is the agent with ``io.enabled=false``, ``on`` the agent with only the canary added
+(every other monitor is off in both, so the canary is all that differs), ``aa`` is ``off``
+again, an A/A control that shows the noise floor. Each run starts the agent and stops it
+again outside the timed part.
+
+File-heavy workload, per round (a batch job over many small documents):
+
+* ``--files`` JSON documents (1-12 KB) read through the text layer with ``json.load``,
+  changed, and written to a new file through the text layer;
+* each output read back whole through ``pathlib.Path.read_bytes`` to check its size;
+* one log file appended a line per document (a long-lived file, small buffered writes);
+* one ``--big-mb`` file read sequentially in 1 MB chunks through a buffered binary file.
+
+CPU-bound workload: ``workloads/cpu_mix.py``'s kernels at ``--cpu-scale``, no file I/O.
+
+Printed: per workload the median of the per-round ratios (on / off - 1) of wall time and of
+process CPU time (steadier on a shared machine), with min and max, the A/A control's, then one
+summary line. The target (issue 18): at most 3 %
+on the file-heavy workload, nothing measurable on the CPU-bound one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "workloads"))
+
+from cpu_mix import KERNELS  # type: ignore[import-not-found]
+
+import hawkwatch
+
+QUIET = {
+    name: False for name in ("resources", "gc", "launch", "imports", "stall", "cpu", "profiler")
+}
+
+
+def make_inputs(folder: Path, files: int, big_mb: int) -> tuple[list[Path], Path]:
+    rng = random.Random(18)
+    inputs = []
+    for i in range(files):
+        items = [
+            {"id": j, "name": f"item-{rng.randrange(10**6)}", "price": rng.random() * 100,
+             "tags": [rng.choice("abcdefgh") * rng.randrange(1, 6) for _ in range(4)]}
+            for j in range(rng.randrange(15, 120))
+        ]  # fmt: skip
+        path = folder / f"doc-{i:04d}.json"
+        path.write_text(json.dumps({"doc": i, "items": items}), encoding="utf-8")
+        inputs.append(path)
+    big = folder / "big.bin"
+    chunk = bytes(rng.randrange(256) for _ in range(1 << 16))
+    with big.open("wb") as f:
+        for _ in range(big_mb * 16):
+            f.write(chunk)
+    return inputs, big
+
+
+def file_heavy(inputs: list[Path], big: Path, out: Path) -> int:
+    """One batch: the work whose time is compared."""
+    checked = 0
+    with open(out / "batch.log", "a", encoding="utf-8") as log:
+        for source in inputs:
+            with open(source, encoding="utf-8") as f:
+                doc = json.load(f)
+            doc["total"] = sum(item["price"] for item in doc["items"])
+            doc["items"] = [item for item in doc["items"] if item["price"] > 20]
+            target = out / source.name
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(json.dumps(doc))
+            checked += len(target.read_bytes())
+            log.write(f"{source.name} {len(doc['items'])} {doc['total']:.2f}\n")
+    with open(big, "rb") as f:
+        while block := f.read(1 << 20):
+            checked += block.count(b"\n")
+    return checked
+
+
+def cpu_bound(scale: float) -> int:
+    total = 0
+    for kernel, n in KERNELS.values():
+        total += kernel(max(1, round(n * scale)))
+    return total
+
+
+def timed(work: Callable[[], int]) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def run_arm(on: bool, home: Path, work: Callable[[], int]) -> tuple[float, float]:
+    cleanup = getattr(work, "prepare", None)
+    if cleanup is not None:
+        cleanup()
+    hawkwatch.start(home=str(home), io_enabled=on, **{f"{n}_enabled": v for n, v in QUIET.items()})
+    try:
+        return timed(work)
+    finally:
+        hawkwatch.stop()
+
+
+def ratios(pairs: list[tuple[tuple[float, float], tuple[float, float]]], index: int) -> list[float]:
+    return [on[index] / off[index] - 1 for off, on in pairs]
+
+
+def line(name: str, values: list[float]) -> str:
+    return (
+        f"  {name:<10} median {statistics.median(values) * 100:+6.2f} %   "
+        f"min {min(values) * 100:+6.2f} %   max {max(values) * 100:+6.2f} %"
+    )
+
+
+def compare(label: str, rounds: int, home: Path, work: Callable[[], int]) -> tuple[float, float]:
+    """Rounds of three arms in rotating order: off, on, and off again (the A/A control)."""
+    run_arm(False, home, work)  # warm-up: caches, imports, first-touch of the files
+    run_arm(True, home, work)
+    arms = ("off", "on", "aa")
+    results: dict[str, list[tuple[float, float]]] = {arm: [] for arm in arms}
+    for i in range(rounds):
+        for arm in arms[i % 3 :] + arms[: i % 3]:
+            results[arm].append(run_arm(arm == "on", home, work))
+    offs = [off[0] for off in results["off"]]
+    print(f"{label}: {rounds} rounds, canary off {statistics.median(offs):.3f} s wall per round")
+    wall = ratios(list(zip(results["off"], results["on"], strict=True)), 0)
+    cpu = ratios(list(zip(results["off"], results["on"], strict=True)), 1)
+    print(line("wall", wall))
+    print(line("CPU", cpu))
+    control = ratios(list(zip(results["off"], results["aa"], strict=True)), 1)
+    print(line("A/A CPU", control) + "   (off vs off: the noise floor)")
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--files", type=int, default=400)
+    parser.add_argument("--big-mb", type=int, default=64)
+    parser.add_argument("--cpu-scale", type=float, default=0.25)
+    parser.add_argument("--dir", help="where the files go (default: the system's temp folder)")
+    args = parser.parse_args()
+    print(
+        f"machine: {os.cpu_count()} CPUs, {platform.python_implementation()} "
+        f"{platform.python_version()}, {platform.system()} {platform.release()}"
+    )
+    print(f"command: python {' '.join(sys.argv)}")
+    with tempfile.TemporaryDirectory(prefix="hawkwatch-io-bench-", dir=args.dir) as tmp:
+        root = Path(tmp)
+        (root / "in").mkdir()
+        inputs, big = make_inputs(root / "in", args.files, args.big_mb)
+        out = root / "out"
+
+        def batch() -> int:
+            return file_heavy(inputs, big, out)
+
+        def fresh_output() -> None:
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            os.sync()  # the previous round's writeback must not land in this one
+
+        batch.prepare = fresh_output  # type: ignore[attr-defined]
+
+        heavy_wall, heavy_cpu = compare(
+            f"file-heavy ({args.files} documents, {args.big_mb} MB read)",
+            args.rounds,
+            root / "home",
+            batch,
+        )
+        cpu_wall, cpu_cpu = compare(
+            f"CPU-bound (cpu_mix x {args.cpu_scale})",
+            args.rounds,
+            root / "home",
+            lambda: cpu_bound(args.cpu_scale),
+        )
+    print(
+        f"io canary overhead: file-heavy {heavy_wall * 100:+.2f} % wall ({heavy_cpu * 100:+.2f} % "
+        f"CPU), CPU-bound {cpu_wall * 100:+.2f} % wall ({cpu_cpu * 100:+.2f} % CPU); "
+        "target <= 3 % file-heavy"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,359 @@
+"""The I/O canary's hooks: the open functions, wrapped so the raw file under the layers is ours.
+
+``builtins.open``/``io.open`` (and through them ``pathlib``'s openers, ``os.fdopen``,
+``tempfile``) build the same layers as ``io.open`` does — buffer size from the raw file's
+``_blksize``, line buffering for a tty, ``BufferedReader``/``Writer``/``Random``,
+``TextIOWrapper`` with its ``mode`` — over ``io_raw.CanaryFileIO``. ``os.open``/``os.read``/
+``os.write``/``os.close`` are wrapped for files opened by ``os.open``; other descriptors
+(pipes, sockets) go straight through after one dict look-up.
+
+Never hurting the host: anything unusual (a mode or argument ``io.open`` would refuse or warn
+about, an ``EncodingWarning`` to attribute, a descriptor we did not open, a path the collector
+leaves alone) goes to the real function untouched, so its errors and warnings are its own. The
+wrappers are bound methods — as fast to call as a function, yet, like the builtins they
+replace, not rebound when stored as a class attribute (``class A: opener = open``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Callable
+from time import perf_counter_ns as _perf
+from types import MethodType
+from typing import Any, Final, NamedTuple
+from warnings import warn as _warn
+
+from hawkwatch.agent.plugins.io_raw import CanaryFileIO, Collector, account, failed, size_of
+from hawkwatch.model.io import FileStats
+
+#: The functions replaced, as they were when this module was imported (the C originals).
+REAL_OPEN: Final = io.open
+REAL_OS_OPEN: Final = os.open
+REAL_OS_READ: Final = os.read
+REAL_OS_WRITE: Final = os.write
+REAL_OS_CLOSE: Final = os.close
+_TextIOWrapper: Final = io.TextIOWrapper
+_MISSING: Final[Any] = object()
+_LINE_BUFFERING: Final = (
+    "line buffering (buffering=1) isn't supported in binary mode, "
+    "the default buffer size will be used"
+)
+_text_encoding: Final = io.text_encoding
+_NEWLINES: Final = frozenset({"", "\n", "\r", "\r\n"})
+_O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
+_MAX_FDS: Final = 4096
+_fspath: Final = os.fspath
+_fsdecode: Final = os.fsdecode
+
+_collector: Collector | None = None
+_warn_encoding = False
+#: Descriptors opened by ``os.open`` and not yet closed or handed to ``open``.
+_fds: dict[int, FileStats] = {}
+
+
+class _Plan(NamedTuple):
+    raw_mode: str
+    binary: bool
+    buffered: type[io.BufferedReader] | type[io.BufferedWriter] | type[io.BufferedRandom]
+
+
+_plans: dict[str, _Plan | None] = {}
+
+
+def _plan(mode: str) -> _Plan | None:
+    """How ``io.open`` builds a file for ``mode``; None if it would refuse the mode."""
+    chars = set(mode)
+    if chars - set("axrwb+t") or len(mode) > len(chars):
+        return None
+    kinds = [c for c in "xrwa" if c in chars]
+    if len(kinds) != 1 or ("t" in chars and "b" in chars):
+        return None
+    updating = "+" in chars
+    buffered: Any
+    if updating:
+        buffered = io.BufferedRandom
+    elif kinds[0] == "r":
+        buffered = io.BufferedReader
+    else:
+        buffered = io.BufferedWriter
+    return _Plan(kinds[0] + ("+" if updating else ""), "b" in chars, buffered)
+
+
+class Canary:
+    """What the wrappers are bound to; its repr says whose they are."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<hawkwatch I/O canary>"
+
+
+def _open(  # noqa: PLR0917 - io.open's signature
+    _canary: Canary,
+    file: Any = _MISSING,
+    mode: Any = "r",
+    buffering: Any = -1,
+    encoding: Any = None,
+    errors: Any = None,
+    newline: Any = None,
+    closefd: Any = True,
+    opener: Any = None,
+    *more: Any,
+    **unknown: Any,
+) -> Any:
+    collector = _collector
+    if collector is None or more or unknown or file is _MISSING or not collector.active:
+        return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener,
+                          more, unknown)  # fmt: skip
+    # Can we build it as io.open would, without its errors or warnings becoming ours?
+    plan = _plans.get(mode) if type(mode) is str else None
+    if plan is None:
+        if type(mode) is not str or mode in _plans:
+            return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
+        plan = _plan(mode)
+        if len(_plans) < 64:
+            _plans[mode] = plan
+        if plan is None:
+            return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    if type(buffering) is not int or (
+        (encoding is not None or errors is not None or newline is not None)
+        if plan.binary
+        else (
+            buffering == 0
+            or (encoding is not None and type(encoding) is not str)
+            or (errors is not None and type(errors) is not str)
+            or (newline is not None and (type(newline) is not str or newline not in _NEWLINES))
+        )
+    ):
+        return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    # io.open's own warnings name the frame that called it: here that would be this one.
+    if plan.binary and buffering == 1:
+        _warn(_LINE_BUFFERING, RuntimeWarning, stacklevel=2)
+        buffering = -1
+    elif encoding is None and _warn_encoding and not plan.binary:
+        encoding = _text_encoding(None, 2)
+    target = file
+    kind = type(file)
+    try:
+        if kind is str:
+            stats = collector.opened(file)
+        elif kind is int:
+            stats = _fds.pop(file, None) if _fds else None  # os.fdopen(os.open(...))
+        else:
+            try:
+                target = _fspath(file)  # what io.open gives FileIO for a path-like
+            except Exception:  # not a path: io.open says so
+                target, stats = file, None
+            else:
+                stats = collector.opened(target if type(target) is str else _fsdecode(target))
+    except Exception as exc:
+        collector.failed(exc)
+        stats = None
+    if stats is None:
+        return REAL_OPEN(target, mode, buffering, encoding, errors, newline, closefd, opener)
+    raw = CanaryFileIO(target, plan.raw_mode, closefd, opener=opener)
+    raw._hw = stats
+    if _fds:  # an opener may have been os.open: the raw file owns the descriptor now
+        _fds.pop(raw.fileno(), None)
+    return _layers(raw, plan, mode, buffering, encoding, errors, newline)
+
+
+def _layers(  # noqa: PLR0917 - io.open's arguments, passed on
+    raw: CanaryFileIO,
+    plan: _Plan,
+    mode: str,
+    buffering: int,
+    encoding: str | None,
+    errors: str | None,
+    newline: str | None,
+) -> Any:
+    """``io.open``'s layers over ``raw``; on an error, closed as io.open closes them."""
+    result: Any = raw
+    try:
+        line_buffering = False
+        if buffering == 1 or (buffering < 0 and raw.isatty()):
+            buffering = -1
+            line_buffering = True
+        if buffering < 0:
+            buffering = raw._blksize  # type: ignore[attr-defined]
+        if buffering < 0:
+            raise ValueError("invalid buffering size")
+        if buffering == 0:
+            return raw  # binary: unbuffered text went to io.open
+        result = plan.buffered(raw, buffering)
+        if plan.binary:
+            return result
+        result = _TextIOWrapper(result, encoding, errors, newline, line_buffering)
+        result.mode = mode
+        return result
+    except BaseException:
+        with contextlib.suppress(Exception):  # io.open chains it; the first error matters
+            result.close()
+        raise
+
+
+def _real_open(  # noqa: PLR0917 - io.open's arguments, passed on
+    file: Any,
+    mode: Any,
+    buffering: Any,
+    encoding: Any,
+    errors: Any,
+    newline: Any,
+    closefd: Any,
+    opener: Any,
+    more: tuple[Any, ...],
+    unknown: dict[str, Any],
+) -> Any:
+    """The real call for an odd signature, passed as given so ``io.open`` says what is wrong."""
+    if more:
+        args = (file, mode, buffering, encoding, errors, newline, closefd, opener, *more)
+        return REAL_OPEN(*args, **unknown)
+    given = {
+        name: value
+        for name, value, default in (
+            ("mode", mode, "r"),
+            ("buffering", buffering, -1),
+            ("encoding", encoding, None),
+            ("errors", errors, None),
+            ("newline", newline, None),
+            ("closefd", closefd, True),
+            ("opener", opener, None),
+        )
+        if value is not default  # a default passed by name changes nothing
+    }
+    if file is _MISSING:
+        return REAL_OPEN(**given, **unknown)
+    return REAL_OPEN(file, **given, **unknown)
+
+
+# -- os functions --------------------------------------------------------------------------------
+
+
+def _os_open(_canary: Canary, *args: Any, **kwargs: Any) -> int:
+    fd = REAL_OS_OPEN(*args, **kwargs)
+    collector = _collector
+    if collector is not None and collector.active:
+        try:
+            path = args[0] if args else kwargs["path"]
+            flags = args[1] if len(args) > 1 else kwargs["flags"]
+            if not flags & _O_DIRECTORY:
+                stats = collector.opened(path if type(path) is str else _fsdecode(path))
+                if len(_fds) >= _MAX_FDS:
+                    _fds.clear()  # descriptors closed behind our back: start over
+                if stats is None:
+                    _fds.pop(fd, None)
+                else:
+                    _fds[fd] = stats
+        except Exception as exc:
+            collector.failed(exc)
+    return fd
+
+
+def _os_read(_canary: Canary, *args: Any) -> bytes:
+    try:
+        s = _fds.get(args[0]) if _fds and len(args) == 2 else None
+    except Exception:  # an unhashable "fd": os.read says what is wrong
+        s = None
+    if s is None:
+        return REAL_OS_READ(*args)
+    t0 = _perf()
+    data = REAL_OS_READ(*args)
+    t1 = _perf()
+    try:
+        account(s, True, args[1], len(data), t0, t1)
+    except Exception as exc:
+        failed(s, exc)
+    return data
+
+
+def _os_write(_canary: Canary, *args: Any) -> int:
+    try:
+        s = _fds.get(args[0]) if _fds and len(args) == 2 else None
+    except Exception:
+        s = None
+    if s is None:
+        return REAL_OS_WRITE(*args)
+    t0 = _perf()
+    done = REAL_OS_WRITE(*args)
+    t1 = _perf()
+    try:
+        account(s, False, size_of(args[1]), done, t0, t1)
+    except Exception as exc:
+        failed(s, exc)
+    return done
+
+
+def _os_close(_canary: Canary, *args: Any, **kwargs: Any) -> None:
+    if _fds:
+        try:
+            s = _fds.pop(args[0] if args else kwargs.get("fd", -1), None)
+            if s is not None:
+                owner: Any = s.owner
+                if owner.active:
+                    owner.closed(s)
+        except Exception as exc:
+            collector = _collector
+            if collector is not None:
+                collector.failed(exc)
+    return REAL_OS_CLOSE(*args, **kwargs)
+
+
+def _bind(function: Callable[..., Any], real: Callable[..., Any], module: str) -> Any:
+    function.__name__ = function.__qualname__ = real.__name__
+    function.__doc__ = real.__doc__
+    function.__module__ = module
+    function.__wrapped__ = real  # type: ignore[attr-defined]
+    return MethodType(function, Canary())
+
+
+OPEN: Final = _bind(_open, REAL_OPEN, "io")
+OS_OPEN: Final = _bind(_os_open, REAL_OS_OPEN, "posix")
+OS_READ: Final = _bind(_os_read, REAL_OS_READ, "posix")
+OS_WRITE: Final = _bind(_os_write, REAL_OS_WRITE, "posix")
+OS_CLOSE: Final = _bind(_os_close, REAL_OS_CLOSE, "posix")
+
+#: (module, attribute, the original, our wrapper)
+_PATCHES: Final[tuple[tuple[Any, str, Callable[..., Any], object], ...]] = (
+    (builtins, "open", REAL_OPEN, OPEN),
+    (io, "open", REAL_OPEN, OPEN),
+    (os, "open", REAL_OS_OPEN, OS_OPEN),
+    (os, "read", REAL_OS_READ, OS_READ),
+    (os, "write", REAL_OS_WRITE, OS_WRITE),
+    (os, "close", REAL_OS_CLOSE, OS_CLOSE),
+)
+
+
+def install(collector: Collector) -> list[str]:
+    """Wrap the open functions for ``collector``; returns the names left alone.
+
+    A name whose value is no longer the original (another tool wrapped it first) is left to
+    that tool: replacing it would cut the tool out.
+    """
+    global _collector, _warn_encoding
+    _warn_encoding = bool(sys.flags.warn_default_encoding)
+    _fds.clear()
+    _collector = collector
+    skipped = []
+    for module, name, original, wrapper in _PATCHES:
+        current = getattr(module, name)
+        if current is original:
+            setattr(module, name, wrapper)
+        elif current is not wrapper:
+            skipped.append(f"{module.__name__}.{name}")
+    return skipped
+
+
+def remove(collector: Collector | None = None) -> None:
+    """Put the originals back where ours still are; files already open stop counting."""
+    global _collector
+    if collector is None or _collector is collector:
+        _collector = None
+        _fds.clear()
+    if _collector is None:
+        for module, name, original, wrapper in _PATCHES:
+            if getattr(module, name) is wrapper:
+                setattr(module, name, original)

@@ -1,0 +1,248 @@
+"""What the I/O canary does at open and close: which files to watch, which rules fired, and the
+``io-issue`` records (de-duplicated by IOCanary's key, one per key, with a count).
+
+Runs on the host's threads, inside ``open`` and ``close`` and inside finalisers, so the common
+path is short: at open, two membership tests and a walk of at most ``max_frames`` frames
+(code object and instruction offset each; lines are looked up only for a reported issue); at
+close, a few comparisons. Building a record happens once per issue.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable
+from types import CodeType, FrameType
+from typing import Final
+
+from hawkwatch.agent.monitor import DeferredFailure
+from hawkwatch.analysis.io_rules import RepeatedReads, loop_thread_io, small_buffer
+from hawkwatch.model.io import (
+    LOOP_THREAD_IO,
+    REPEATED_READ,
+    SMALL_BUFFER,
+    UNCLOSED,
+    FileStats,
+    IoRules,
+)
+from hawkwatch.model.records.io import KEY_FRAMES, IoFrame, IoIssue, issue_key
+
+RawStack = tuple[tuple[CodeType, int], ...]
+_get_ident: Final = threading.get_ident
+_getframe: Final = sys._getframe
+_perf: Final = time.perf_counter_ns
+#: Pseudo-files the agent itself reads (psutil's /proc) and device nodes: not file I/O
+#: (``/dev/shm`` is a file system, so it is watched).
+SYSTEM_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
+_SHM: Final = "/dev/shm/"
+
+
+def wrapper_files() -> frozenset[str]:
+    """Source files whose frames only pass a call on to ``open``: skipped in stacks."""
+    stdlib = os.path.dirname(os.__file__)
+    names = ["io", "_pyio", "codecs", "os", "tempfile", "pathlib", "pathlib/_local",
+             "pathlib/_abc", "pathlib/__init__"]  # fmt: skip
+    files = {os.path.join(stdlib, f"{name}.py") for name in names}
+    files |= {f"<frozen {name}>" for name in names}
+    here = os.path.dirname(os.path.abspath(__file__))
+    files |= {os.path.join(here, f"{name}.py") for name in ("io_hooks", "io_raw", "io_issues")}
+    return frozenset(files)
+
+
+class _Issue:
+    __slots__ = ("count", "record", "written")
+
+    def __init__(self, record: IoIssue) -> None:
+        self.record = record
+        self.count = 1
+        self.written = 0
+
+
+class IssueCollector:
+    """The hooks' counterpart (``io_hooks.Collector``): decides, counts and writes issues."""
+
+    def __init__(
+        self,
+        rules: IoRules,
+        write: Callable[[IoIssue], None],
+        *,
+        max_frames: int = 10,
+        ignore_prefixes: tuple[str, ...] = SYSTEM_PREFIXES,
+        home: str | None = None,
+        redact: re.Pattern[str] | None = None,
+    ) -> None:
+        self.active = True
+        self.rules = rules
+        self.max_frames = max_frames
+        self.ignore_prefixes = ignore_prefixes
+        self.ignore_threads: frozenset[int] = frozenset()
+        self.thread_names: dict[int, str] = {}
+        self.home = home.rstrip(os.sep) if home and home.rstrip(os.sep) else None
+        self.redact = redact
+        self.failure = DeferredFailure()
+        self._write = write
+        self._skip = wrapper_files()
+        self._repeats = RepeatedReads(rules)
+        self._issues: dict[str, _Issue] = {}
+        self._by_site: dict[tuple[object, ...], _Issue] = {}
+        self._lock = threading.RLock()  # re-entered when a finaliser runs inside our own work
+
+    # -- the hooks' calls ----------------------------------------------------------------------
+
+    def opened(self, path: str) -> FileStats | None:
+        if path.startswith(self.ignore_prefixes) and not path.startswith(_SHM):
+            return None
+        thread = _get_ident()
+        if thread in self.ignore_threads:
+            return None
+        # The opening stack, code object and offset per frame (lines only when reported),
+        # from the first frame that is not a wrapper of open (ours, io, pathlib, tempfile).
+        skip = self._skip
+        frame: FrameType | None = _getframe(1)
+        while frame is not None and frame.f_code.co_filename in skip:
+            frame = frame.f_back
+        stack: list[tuple[CodeType, int]] = []
+        append = stack.append
+        left = self.max_frames
+        while frame is not None and left:
+            append((frame.f_code, frame.f_lasti))
+            frame = frame.f_back
+            left -= 1
+        return FileStats(path, thread, tuple(stack), self)
+
+    def closed(self, stats: FileStats) -> None:
+        if stats.done or not stats.ops:
+            return
+        stats.done = True
+        rules = self.rules
+        if stats.ops > rules.small_buffer_ops and small_buffer(stats, rules):
+            self._found(SMALL_BUFFER, stats)
+        if stats.writes:
+            if stats.path in self._repeats:
+                self._repeats.forget(stats.path)
+        elif stats.eof and rules.repeated_read and self._repeats.observe(stats, _perf()):
+            self._found(REPEATED_READ, stats)
+
+    def unclosed(self, stats: FileStats) -> None:
+        if self.rules.unclosed and not stats.unclosed_reported:
+            stats.unclosed_reported = True
+            self._found(UNCLOSED, stats)
+
+    def loop_io(self, stats: FileStats) -> None:
+        if not stats.loop_reported and loop_thread_io(stats, self.rules):
+            stats.loop_reported = True
+            self._found(LOOP_THREAD_IO, stats)
+
+    def refresh_threads(self) -> None:
+        """Names of live threads, and the agent's own (whose files are not the app's)."""
+        threads = threading.enumerate()
+        self.thread_names = {t.ident: t.name for t in threads if t.ident is not None}
+        self.ignore_threads = frozenset(
+            t.ident for t in threads if t.ident is not None and t.name.startswith("hawkwatch-")
+        )
+
+    def failed(self, exc: Exception) -> None:
+        """Stop counting at once; the monitor's periodic check disables it."""
+        self.active = False
+        self.failure.capture(exc)
+
+    # -- records -------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write the issues whose count grew since their last record (scheduler thread, stop)."""
+        with self._lock:
+            pending = [i for i in self._issues.values() if i.count != i.written]
+            for issue in pending:
+                issue.written = issue.count
+        for issue in pending:
+            self._write(_with_count(issue.record, issue.written))
+
+    def _found(self, kind: str, stats: FileStats) -> None:
+        # The site's code objects find a known issue without building its record (a hot loop
+        # may fire a rule on every file); the record's MD5 key merges sites that look alike.
+        site = (kind, stats.path, *(code for code, _ in stats.stack[:KEY_FRAMES]))
+        with self._lock:
+            issue = self._by_site.get(site)
+        if issue is None:
+            record = self._record(kind, stats)
+            key = record.record_key()
+            with self._lock:
+                issue = self._issues.get(key)
+                if issue is None:
+                    issue = self._issues[key] = _Issue(record)
+                    issue.count = 0
+                self._by_site[site] = issue
+        with self._lock:
+            issue.count += 1
+            count = issue.count
+            due = count & (count - 1) == 0  # first, then each time the count doubles
+            if due:
+                issue.written = count
+        if due:
+            self._write(_with_count(issue.record, count))
+
+    def _record(self, kind: str, s: FileStats) -> IoIssue:
+        loop = kind == LOOP_THREAD_IO
+        return IoIssue(
+            type=kind,  # type: ignore[arg-type]
+            path=self.display_path(s.path),
+            thread=_thread_name(s.loop_thread if loop else s.thread, self.thread_names),
+            ops=s.loop_ops if loop else s.ops,
+            bytes=s.loop_bytes if loop else s.transferred,
+            buffer_size=s.max_buffer,
+            cost_ms=round((s.loop_cost_ns if loop else s.cost_ns) / 1e6, 3),
+            frames=_frames(s.stack),
+            count=1,
+        )
+
+    def display_path(self, path: str) -> str:
+        """As given, but ``~`` for the home folder, then the redaction pattern applied."""
+        home = self.home
+        if home and (path == home or path.startswith(home + os.sep)):
+            path = "~" + path[len(home) :]
+        if self.redact is not None:
+            path = self.redact.sub("***", path)
+        return path
+
+
+def _with_count(record: IoIssue, count: int) -> IoIssue:
+    if record.count == count:
+        return record
+    return IoIssue(
+        type=record.type,
+        path=record.path,
+        thread=record.thread,
+        ops=record.ops,
+        bytes=record.bytes,
+        buffer_size=record.buffer_size,
+        cost_ms=record.cost_ms,
+        frames=record.frames,
+        count=count,
+    )
+
+
+def _frames(stack: RawStack) -> tuple[IoFrame, ...]:
+    return tuple(
+        IoFrame(code.co_qualname, code.co_filename, _line(code, lasti)) for code, lasti in stack
+    )
+
+
+def _line(code: CodeType, offset: int) -> int:
+    """The source line of a bytecode offset (``frame.f_lineno`` without keeping the frame)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
+
+
+def _thread_name(ident: int, names: dict[int, str]) -> str:
+    """Without ``threading.enumerate``, whose lock a finaliser may run under."""
+    if ident == _get_ident():
+        return threading.current_thread().name
+    return names.get(ident) or f"thread {ident}"
+
+
+__all__ = ["IssueCollector", "issue_key", "wrapper_files"]

@@ -1,0 +1,62 @@
+"""File-I/O misuse found by the I/O canary (``io-issue``), in IOCanary's terms.
+
+One record per issue key per session: the key is IOCanary's MD5 of the path and the top four
+frames (function and file, no line), prefixed by the type; the agent writes it again as the
+count grows, and the last record of a key wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import ClassVar, Literal
+
+import msgspec
+
+from hawkwatch.model import collections as c
+from hawkwatch.model.records._codec import Count, JsonRecord, NonNegative
+
+IssueType = Literal["loop-thread-io", "small-buffer", "repeated-read", "unclosed"]
+
+#: Frames of the key, as IOCanary keys on the first four lines of the stack.
+KEY_FRAMES = 4
+
+
+class IoFrame(msgspec.Struct, frozen=True):
+    """One frame of the stack that opened the file."""
+
+    function: str
+    file: str
+    line: int
+
+
+class IoIssue(JsonRecord, frozen=True):
+    """A file used in a way that hurts (``docs/collections.md`` lists the rules).
+
+    ``ops``, ``bytes`` (transferred), ``buffer_size`` (largest single request) and ``cost_ms``
+    (total time in the OS) describe the first file seen with this key — for ``loop-thread-io``
+    only its ops on the loop thread; ``frames`` is the opening stack, innermost first;
+    ``count`` is how many times the rule fired for this key (a ``repeated-read`` fires once per
+    ``repeat_count`` identical reads).
+    """
+
+    collection: ClassVar[str] = c.IO_ISSUE
+
+    type: IssueType
+    path: str
+    thread: str
+    ops: Count
+    bytes: Count
+    buffer_size: Count
+    cost_ms: NonNegative
+    frames: tuple[IoFrame, ...]
+    count: Count
+
+    def record_key(self) -> str:
+        return issue_key(self.type, self.path, self.frames)
+
+
+def issue_key(kind: str, path: str, frames: tuple[IoFrame, ...]) -> str:
+    """``type:md5(path + ":" + top frames)``, IOCanary's de-duplication key per detector."""
+    top = "\n".join(f"{frame.function} ({frame.file})" for frame in frames[:KEY_FRAMES])
+    digest = hashlib.md5(f"{path}:{top}".encode(errors="replace"), usedforsecurity=False)
+    return f"{kind}:{digest.hexdigest()}"
