@@ -135,7 +135,7 @@ def test_sessions_lists_everything_when_one_start_time_is_absurd(
     assert Session(bad).start_time is not None  # falls back to the folder name
     result = runner.hawkwatch("sessions", "--json")
     assert result.returncode == 0, result.stderr
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json.loads(result.stdout)["sessions"]
     assert [r["records"] for r in rows] == [3, 3]
     table = runner.hawkwatch("sessions")
     assert table.returncode == 0, table.stderr
@@ -149,7 +149,7 @@ def test_sessions_lists_the_others_when_one_cannot_be_read(runner: Runner) -> No
     (bad / "records.mtlog").mkdir()
     result = runner.hawkwatch("sessions", "--json")
     assert result.returncode == 1
-    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    rows = json.loads(result.stdout)["sessions"]
     assert [r["records"] for r in rows] == [3, None]
     assert rows[1]["error"].endswith("records.mtlog: not a regular file")
     assert "records.mtlog: not a regular file" in result.stderr
