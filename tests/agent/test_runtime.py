@@ -12,6 +12,7 @@ import pytest
 import hawkwatch
 from hawkwatch.agent import AgentContext, current_agent, register_monitor
 from hawkwatch.agent import api as agent_api
+from hawkwatch.agent import runtime
 from hawkwatch.model import collections as c
 from hawkwatch.store import list_sessions
 from tests.builders import agent_records, json_values, wait_for
@@ -151,7 +152,7 @@ def test_exit_records_app_exit_and_a_clean_exit_state(hawkwatch_home: Path) -> N
     hawkwatch.start(**QUIET)
     agent = current_agent()
     assert agent is not None and agent.session is not None
-    agent_api._at_exit()
+    runtime.at_exit()
     records = agent.session.records().records
     exits = [json.loads(r.value) for r in records if r.collection == c.EXIT_STATE]
     assert exits == [

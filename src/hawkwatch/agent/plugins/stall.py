@@ -40,12 +40,11 @@ from hawkwatch.agent.plugins.stall_record import (
     task_info,
     thread_count,
 )
+from hawkwatch.agent.runtime import report_error
 from hawkwatch.model import collections as c
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
-_fork_hooks_installed = False
-_active: StallMonitor | None = None
 
 
 class GcClock:
@@ -98,7 +97,6 @@ class StallMonitor:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self, ctx: AgentContext) -> None:
-        global _active
         config = ctx.config.stall
         self._ctx = ctx
         self.threshold = config.threshold_s
@@ -116,8 +114,6 @@ class StallMonitor:
         self._discovery = Discovery(self.interval)
         self._discovery.install_import_hook(asyncio=config.asyncio, tk=config.tk)
         gc.callbacks.append(self._gc)
-        _install_fork_hooks()
-        _active = self
         ctx.every(1.0, self._failure.raise_if_failed, self)
         self._start_thread()
 
@@ -136,28 +132,32 @@ class StallMonitor:
         thread.join(timeout=2.0)
         return not thread.is_alive()
 
-    def pause_for_fork(self) -> None:
+    def before_fork(self) -> int:
         """Before fork(): no watchdog mid-check and no faulthandler thread in the child.
 
         Cancelling a later-dump in a child whose faulthandler thread was not copied would wait
-        for it forever; and with no extra threads, Python 3.12+ has no reason to warn.
+        for it forever; and with no extra threads, Python 3.12+ has no reason to warn. Returns
+        how many unnamed OS threads ended (faulthandler's), for the runtime to wait for.
         """
         self._paused = self._thread is not None and self._halt_thread()
-        if self._backstop is not None:
+        if self._backstop is not None and self._backstop.armed:
             self._backstop.cancel()
+            return 1
+        return 0
 
-    def resume_after_fork(self) -> None:
+    def after_fork_in_parent(self) -> None:
         if self._paused and self._ctx is not None:
             self._paused = False
             self._start_thread()
 
     def stop(self) -> None:
-        global _active
         self._paused = False
         stopped = self._halt_thread()
         if stopped and self._ctx is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self._flush_at_stop()
+            except Exception as exc:  # stopping goes on; the stalls in progress are lost
+                report_error(self.name, "stop", exc)
         if self._backstop is not None:
             self._backstop.close(remove_if_empty=True)
             self._backstop = None
@@ -165,12 +165,9 @@ class StallMonitor:
             self._discovery.remove()
             self._discovery = None
         self._remove_gc_hook()
-        if _active is self:
-            _active = None
         self._ctx = None
 
     def after_fork_child(self) -> None:
-        global _active
         self._thread = None
         self._ctx = None
         if self._backstop is not None:
@@ -182,7 +179,6 @@ class StallMonitor:
         self._remove_gc_hook()
         self._episodes.clear()
         TARGETS.clear()
-        _active = None
 
     def _remove_gc_hook(self) -> None:
         while self._gc in gc.callbacks:
@@ -452,7 +448,8 @@ class StallMonitor:
 def _safe_task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
     try:
         return task_info(loop, max_frames)
-    except Exception:  # a task in an odd state must not stop the watchdog
+    except Exception as exc:  # a task in an odd state must not stop the watchdog
+        report_error(StallMonitor.name, "task-info", exc)
         return None
 
 
@@ -467,28 +464,3 @@ def _library_prefixes() -> tuple[str, ...]:
     found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
     found.add("<frozen ")
     return tuple(sorted(found))
-
-
-# -- fork: the watchdog and faulthandler's later-dump thread are paused around it -----------
-
-
-def _install_fork_hooks() -> None:
-    global _fork_hooks_installed
-    if _fork_hooks_installed:
-        return
-    _fork_hooks_installed = True
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_parent)
-
-
-def _before_fork() -> None:
-    monitor = _active
-    if monitor is not None:
-        with contextlib.suppress(Exception):
-            monitor.pause_for_fork()
-
-
-def _after_fork_parent() -> None:
-    monitor = _active
-    if monitor is not None:
-        with contextlib.suppress(Exception):
-            monitor.resume_after_fork()
