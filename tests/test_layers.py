@@ -30,7 +30,8 @@ ALLOWED: dict[str, set[str]] = {
     "launcher": {"config", "errors", "model", "store", "runenv"},
     "cli": {"*"},
     "__main__": {"cli"},
-    "__init__": {"agent", "errors", "_version"},
+    "_public": {"agent"},
+    "__init__": {"agent", "errors", "_version", "_public"},
 }
 AGENT_SIDE = ("agent", "store", "model", "config", "errors", "_version", "runenv", "home")
 

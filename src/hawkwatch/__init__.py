@@ -2,19 +2,16 @@
 
 The agent's whole public surface: ``start``, ``stop``, ``mark_ready``, ``event``, ``span``,
 and for the stall monitor ``watch_loop`` and ``heartbeat``.
-None of them raises into the calling code. They are loaded on first use, so that importing
-``hawkwatch.store`` or running the ``hawkwatch`` command does not import the agent.
+None of them raises into the calling code. Only ``start`` and ``watch_loop`` import the agent,
+so that importing ``hawkwatch.store`` or running the ``hawkwatch`` command does not; the others
+never import anything, so a ``fork()`` in another thread cannot freeze them (``_public``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+from hawkwatch._public import event, heartbeat, mark_ready, span, start, stop, watch_loop
 from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
-
-if TYPE_CHECKING:
-    from hawkwatch.agent.api import event, heartbeat, mark_ready, span, start, stop, watch_loop
 
 __all__ = [
     "HawkwatchError",
@@ -27,15 +24,3 @@ __all__ = [
     "stop",
     "watch_loop",
 ]
-
-_AGENT_API = frozenset({"event", "heartbeat", "mark_ready", "span", "start", "stop", "watch_loop"})
-
-
-def __getattr__(name: str) -> Any:
-    if name in _AGENT_API:
-        from hawkwatch.agent import api
-
-        value = getattr(api, name)
-        globals()[name] = value  # later look-ups skip this function
-        return value
-    raise AttributeError(f"module 'hawkwatch' has no attribute {name!r}")

@@ -41,6 +41,9 @@ def is_same_process_alive(pid: int, start_time: float) -> bool:
     """True when ``pid`` runs and started at ``start_time`` (so it is not a reused pid)."""
     import psutil
 
-    if not psutil.pid_exists(pid):
+    try:
+        if pid <= 0 or not psutil.pid_exists(pid):
+            return False
+        return abs(process_start_time(pid) - start_time) < 1.0
+    except (OverflowError, ValueError):  # a pid no process can have (damaged session.json)
         return False
-    return abs(process_start_time(pid) - start_time) < 1.0

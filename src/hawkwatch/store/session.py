@@ -27,6 +27,7 @@ from typing import Any, Final
 from hawkwatch._version import __version__
 from hawkwatch.errors import NotASessionError, StoreError
 from hawkwatch.home import hawkwatch_home
+from hawkwatch.store._files import read_regular_text
 from hawkwatch.store._process import is_same_process_alive, process_start_time
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
 
@@ -131,8 +132,8 @@ class Session:
     def metadata(self) -> dict[str, Any]:
         """``session.json``, or an empty dict (MTHawkeye folders, unreadable files)."""
         try:
-            data = json.loads((self.path / METADATA_NAME).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # unreadable, not JSON, absurdly nested
+            data = json.loads(read_regular_text(self.path / METADATA_NAME))
+        except (OSError, ValueError, RecursionError):  # unreadable, a FIFO, not JSON, too nested
             return {}
         return data if isinstance(data, dict) else {}
 
