@@ -441,6 +441,36 @@ def _before_fork() -> None:
 
 
 def _after_fork_in_parent() -> None:
+    """Resume the agent's threads once ``os.fork`` has returned.
+
+    Python 3.13+ decides whether to warn that the process is multi-threaded after running these
+    hooks, so there the threads are restarted by a one-shot profile hook at the forking thread's
+    next call or return (the app's first step after ``fork()``). If the thread is profiled
+    already (a profiler, coverage), they restart now.
+    """
+    caller = _fork_caller() if sys.version_info >= (3, 13) else None
+    if caller is None or sys.getprofile() is not None:
+        _resume_in_parent()
+        return
+    at_fork = caller.f_lasti  # the caller stays on its call of os.fork while hooks run
+
+    def resume_once(frame: FrameType, event: str, arg: object) -> None:
+        if caller.f_lasti == at_fork and frame is not caller:
+            return  # still inside os.fork: another at-fork hook
+        sys.setprofile(None)
+        _resume_in_parent()
+
+    sys.setprofile(resume_once)
+
+
+def _fork_caller() -> FrameType | None:
+    try:
+        return sys._getframe(2)  # os.fork's caller: this hook's caller's caller
+    except ValueError:
+        return None
+
+
+def _resume_in_parent() -> None:
     _guarded("after fork", _worker.after_fork_in_parent)
     agent = HOLDER.agent
     if agent is not None and agent.is_own_process():

@@ -61,6 +61,7 @@ def lock_for_writing(folder: Path) -> int | None:
     import fcntl
 
     try:
+        folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(
             folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
         )
