@@ -10,9 +10,8 @@ from typing import ClassVar
 import pytest
 
 import hawkwatch
-from hawkwatch.agent import AgentContext, current_agent, register_monitor
+from hawkwatch.agent import AgentContext, current_agent, register_monitor, runtime
 from hawkwatch.agent import api as agent_api
-from hawkwatch.agent import runtime
 from hawkwatch.model import collections as c
 from hawkwatch.store import list_sessions
 from tests.builders import agent_records, json_values, wait_for

@@ -302,3 +302,29 @@ def test_sigint_to_the_whole_process_group_never_prints_a_traceback_of_ours(
         # what must never appear is a frame of ours, or a crash of the interpreter.
         assert "hawkwatch/" not in stderr, stderr
         assert "Fatal Python error" not in stderr, stderr
+
+
+CHILDREN_APP = """
+import subprocess, sys
+probe = "import sys; print(sorted(m for m in sys.modules if m.startswith('hawkwatch')))"
+for _ in range(3):
+    print(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.strip())
+"""
+
+
+def test_python_children_start_no_agent_unless_asked(runner: Runner) -> None:
+    script = runner.script("children.py", CHILDREN_APP)
+    result = runner.hawkwatch("run", "--", sys.executable, str(script), timeout=HANG_LIMIT_S)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:3] == ["[]", "[]", "[]"]  # hawkwatch not even imported
+    assert len(runner.sessions()) == 1
+
+    asked = runner.hawkwatch(
+        "run", "--children", "--", sys.executable, str(script), timeout=HANG_LIMIT_S
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert all("'hawkwatch.agent.api'" in line for line in asked.stdout.split("\n")[:3])
+    sessions = runner.sessions()
+    assert len(sessions) == 1 + 1 + 3
+    assert sum(1 for s in sessions if s.metadata.get("supervised") is True) == 2

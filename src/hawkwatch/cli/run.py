@@ -28,6 +28,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="turn the continuous profiler on (same as -o profiler.enabled=true)",
     )
     parser.add_argument(
+        "--children",
+        action="store_true",
+        help="monitor the program's Python child processes too (spawned, exec'd), each in a "
+        "session of its own; forked children always are",
+    )
+    parser.add_argument(
         "-o",
         "--option",
         action="append",
@@ -56,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         options["app.name"] = args.app_name
     if args.app_version:
         options["app.version"] = args.app_version
-    outcome = run_program(command, module, options)
+    outcome = run_program(command, module, options, children=args.children)
     if outcome.session_path is None:
         print(
             "hawkwatch: the program did not start the agent (is it a Python program with "
