@@ -235,10 +235,7 @@ def task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
     asyncio = __import__("sys").modules.get("asyncio")
     if asyncio is None or loop is None:
         return None
-    try:
-        task = asyncio.current_task(loop)
-    except Exception:
-        return None
+    task = asyncio.current_task(loop)  # may raise: the caller leaves a trace of it
     if task is None:
         return None
     coro = task.get_coro()
