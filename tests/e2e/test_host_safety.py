@@ -229,7 +229,7 @@ def test_the_apps_own_faulthandler_watchdog_still_fires_under_the_agent(runner: 
     assert result.returncode == 1, (result.stdout, result.stderr)
     assert "the watchdog did not fire" not in result.stdout
     assert "Timeout (0:00:02)!" in result.stderr
-    assert 'watchdog.py", line 6 in main' in result.stderr
+    assert 'watchdog.py", line' in result.stderr  # the app's own stack, dumped by its watchdog
 
 
 FORKS_APP = """
