@@ -17,7 +17,6 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import signal
 import sys
 import threading
 import time
@@ -26,7 +25,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
 
-from hawkwatch.agent.exit_tracking import ExitTracker
+from hawkwatch.agent.exit_tracking import ExitTracker, InterruptsDeferred
 from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, time_key, to_json
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.config import Config, LoadedConfig
@@ -380,44 +379,13 @@ def install_process_hooks() -> None:
 def at_exit() -> None:
     """Record the exit and flush the store; an interrupt meanwhile is deferred, never raised."""
     try:
-        with _InterruptsDeferred():
+        with InterruptsDeferred():
             agent = HOLDER.agent
             if agent is not None and agent.is_own_process():
                 _guarded("exit", agent.finish)
             _guarded("exit", _worker.flush_all_at_exit)
     except BaseException:
         return
-
-
-class _InterruptsDeferred:
-    """``SIGINT`` during the block is noted instead of raising ``KeyboardInterrupt`` in it.
-
-    The process is exiting anyway; the interrupt's only effect would be a traceback printed as
-    "Exception ignored in atexit callback". Only the main thread can set handlers: elsewhere (and
-    when the handler is not Python's or ours to swap) this does nothing.
-    """
-
-    def __init__(self) -> None:
-        self.previous: Any = None
-        self.interrupted = False
-
-    def __enter__(self) -> _InterruptsDeferred:
-        if threading.current_thread() is threading.main_thread():
-            try:
-                previous = signal.getsignal(signal.SIGINT)
-                if previous is signal.default_int_handler:
-                    self.previous = previous
-                    signal.signal(signal.SIGINT, self._note)
-            except (ValueError, OSError):
-                self.previous = None
-        return self
-
-    def _note(self, signum: int, frame: FrameType | None) -> None:
-        self.interrupted = True
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
 
 
 def _guarded(phase: str, call: Callable[[], object]) -> None:
