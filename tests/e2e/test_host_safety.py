@@ -161,8 +161,8 @@ hawkwatch.event("parent-before")
 # thread may hold the GIL at the fork, and the child then waits for it forever (agent or not).
 pid = ctypes.PyDLL(None).fork()
 if pid == 0:
-    for i in range(50):
-        hawkwatch.event("child-" + str(i))
+    for i in range(400):             # 400 KB: more than the buffer holds, so it must flush
+        hawkwatch.event("child-" + str(i), extra="x" * 1000)
     with hawkwatch.span("child-span"):
         gc.collect()
     sys.exit(0)                      # the child's atexit: no App::Exit into the parent's session
