@@ -33,7 +33,8 @@ ALLOWED: dict[str, set[str]] = {
     "server": {"*"},
     "uploader": {"model", "errors", "store", "home"},
     "__main__": {"cli"},
-    "__init__": {"agent", "api", "report", "errors", "_version"},
+    "_public": {"agent"},
+    "__init__": {"agent", "api", "report", "errors", "_version", "_public"},
 }
 AGENT_SIDE = (
     "agent", "store", "model", "config", "errors", "_version", "runenv", "home", "uploader",

@@ -9,28 +9,31 @@ Two surfaces, both listed in ``__all__`` and documented in ``docs/api.md``:
   ``profile``, ``group_crashes``, ``symbolicate``, ``jetsam`` … returning result objects that
   ``write_output`` writes as console text, JSON or an export.
 
-Every name is loaded on first use, so ``import hawkwatch; hawkwatch.start()`` imports neither the
-library's analysis code nor rich, and running the ``hawkwatch`` command does not import the agent.
+The agent's calls come from ``_public``: ``event``, ``span``, ``mark_ready``, ``heartbeat`` and
+``stop`` never import anything (a ``fork()`` in another thread cannot freeze them); ``start``,
+``watch_loop`` and ``mark_loop_thread``, set-up calls, import the agent. The library's names are
+loaded on first use, so ``import hawkwatch; hawkwatch.start()`` imports neither the library's
+analysis code nor rich, and running the ``hawkwatch`` command does not import the agent.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from hawkwatch._public import (
+    event,
+    heartbeat,
+    mark_loop_thread,
+    mark_ready,
+    span,
+    start,
+    stop,
+    watch_loop,
+)
 from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
 
 if TYPE_CHECKING:
-    from hawkwatch.agent.api import (
-        event,
-        heartbeat,
-        mark_loop_thread,
-        mark_ready,
-        span,
-        start,
-        stop,
-        watch_loop,
-    )
     from hawkwatch.api.allocations import AllocationResult, allocations
     from hawkwatch.api.crashes import CrashGroups, group_crashes, read_crash_folder
     from hawkwatch.api.debug import dump_file
@@ -52,13 +55,6 @@ if TYPE_CHECKING:
 
 #: Public name → the module that defines it (imported on first use).
 _LAZY: Final = {
-    **dict.fromkeys(
-        (
-            "event", "heartbeat", "mark_loop_thread", "mark_ready", "span", "start", "stop",
-            "watch_loop",
-        ),
-        "hawkwatch.agent.api",
-    ),
     "Session": "hawkwatch.api.session",
     "load_session": "hawkwatch.api.session",
     "list_sessions": "hawkwatch.api.listing",

@@ -25,7 +25,13 @@ from typing import Final
 from hawkwatch.config import load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
 from hawkwatch.model.records import ExitState
-from hawkwatch.runenv import BOOTSTRAP_DIR, PYTHON_VAR, SESSION_FILE_VAR, SUPERVISED_VAR
+from hawkwatch.runenv import (
+    BOOTSTRAP_DIR,
+    CHILDREN_VAR,
+    PYTHON_VAR,
+    SESSION_FILE_VAR,
+    SUPERVISED_VAR,
+)
 from hawkwatch.store import RecordStore
 
 FORWARDED_SIGNALS: Final = tuple(
@@ -68,9 +74,14 @@ def build_command(command: list[str], module: str | None) -> list[str]:
 
 
 def build_environment(
-    base: Mapping[str, str], options: Mapping[str, str], session_file: Path
+    base: Mapping[str, str],
+    options: Mapping[str, str],
+    session_file: Path,
+    *,
+    children: bool = False,
 ) -> dict[str, str]:
-    """The child's environment: bootstrap on PYTHONPATH, options as HAWKWATCH_* variables."""
+    """The child's environment: bootstrap on PYTHONPATH, options as HAWKWATCH_* variables;
+    ``children``: Python children of the program start agents of their own too."""
     env = dict(base)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = str(BOOTSTRAP_DIR) + (os.pathsep + existing if existing else "")
@@ -82,16 +93,26 @@ def build_environment(
     env[SUPERVISED_VAR] = "1"
     env[PYTHON_VAR] = sys.executable
     env[SESSION_FILE_VAR] = str(session_file)
+    if children:
+        env[CHILDREN_VAR] = "1"
+    else:
+        env.pop(CHILDREN_VAR, None)
     return env
 
 
-def run_program(command: list[str], module: str | None, options: Mapping[str, str]) -> RunOutcome:
+def run_program(
+    command: list[str],
+    module: str | None,
+    options: Mapping[str, str],
+    *,
+    children: bool = False,
+) -> RunOutcome:
     """Check the options strictly, run the program to its end, record how it ended."""
     load_config(dict(options), strict=True)  # a typo is a clear error before anything starts
     argv = build_command(command, module)
     with tempfile.TemporaryDirectory(prefix="hawkwatch-run-") as scratch:
         session_file = Path(scratch) / "session"
-        env = build_environment(os.environ, options, session_file)
+        env = build_environment(os.environ, options, session_file, children=children)
         returncode = _supervise(argv, env)
         announced = _read_announcement(session_file)
     if announced.startswith("!"):

@@ -15,5 +15,9 @@ SUPERVISED_VAR: Final = "_HAWKWATCH_SUPERVISED"
 """Set to "1" for the process ``hawkwatch run`` starts; removed from the environment once read."""
 SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
 """A file the started process writes its session folder's path into, for the supervisor."""
+CHILDREN_VAR: Final = "_HAWKWATCH_CHILDREN"
+"""Set to "1" by ``hawkwatch run --children``: every Python child of the program (spawned, exec'd)
+starts an agent of its own. Without it only the program itself does (and its ``fork()`` children,
+which cost no new interpreter); other Python children skip the agent before importing it."""
 PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
 """The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""

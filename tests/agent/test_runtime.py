@@ -10,7 +10,7 @@ from typing import ClassVar
 import pytest
 
 import hawkwatch
-from hawkwatch.agent import AgentContext, current_agent, register_monitor
+from hawkwatch.agent import AgentContext, current_agent, register_monitor, runtime
 from hawkwatch.agent import api as agent_api
 from hawkwatch.model import collections as c
 from hawkwatch.model.records import ExitState
@@ -153,7 +153,7 @@ def test_exit_records_app_exit_and_a_clean_exit_state(hawkwatch_home: Path) -> N
     hawkwatch.start(**QUIET)
     agent = current_agent()
     assert agent is not None and agent.session is not None
-    agent_api._at_exit()
+    runtime.at_exit()
     records = agent.session.records().records
     [record] = [r for r in records if r.collection == c.EXIT_STATE]
     state = ExitState.from_record(record)
@@ -205,3 +205,75 @@ def test_an_unwritable_home_means_no_agent_and_no_exception(
     assert hawkwatch.start(**QUIET) is False
     assert current_agent() is None
     hawkwatch.event("still fine")
+
+
+def test_errors_survived_are_recorded_at_most_ten_per_plugin_and_minute(
+    hawkwatch_home: Path,
+) -> None:
+    hawkwatch.start(**QUIET)
+    for number in range(25):
+        runtime.report_error("noisy", "run", ValueError(f"bad value {number}"))
+    runtime.report_error("other", "run", "a message, not an exception")
+    errors = json_values(agent_records(c.HAWKWATCH_ERROR))
+    noisy = [e for e in errors if e["plugin"] == "noisy"]
+    assert [e["error"] for e in noisy] == [f"ValueError: bad value {n}" for n in range(10)]
+    assert "Traceback" not in str(noisy[0].get("traceback", ""))  # never raised: no frames
+    assert [e["error"] for e in errors if e["plugin"] == "other"] == ["a message, not an exception"]
+    agent = current_agent()
+    assert agent is not None and agent.errors_dropped == 15
+
+
+def test_report_error_without_an_agent_never_raises() -> None:
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    runtime.report_error("any", "run", Unprintable())  # nothing to record into, nothing raised
+
+
+class ForkAware:
+    name: ClassVar[str] = "fork-aware"
+    calls: ClassVar[list[str]] = []
+
+    def start(self, ctx: AgentContext) -> None:
+        self.calls.append("start")
+
+    def before_fork(self) -> None:
+        self.calls.append("before_fork")
+
+    def after_fork_in_parent(self) -> None:
+        self.calls.append("after_fork_in_parent")
+
+    def after_fork_child(self) -> None:
+        self.calls.append("after_fork_child")
+
+    def stop(self) -> None:
+        self.calls.append("stop")
+
+
+@pytest.mark.usefixtures("faulty_monitors")
+def test_the_runtime_calls_each_monitors_fork_lifecycle(hawkwatch_home: Path) -> None:
+    import os
+    import warnings
+
+    ForkAware.calls.clear()
+    register_monitor(ForkAware)
+    hawkwatch.start(**QUIET)
+    read, write = os.pipe()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # pytest's own threads
+        pid = os.fork()
+    if pid == 0:  # the child: report what it saw, never return into pytest
+        try:
+            os.write(write, ",".join(ForkAware.calls).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        in_child = pipe.read().decode()
+    os.waitpid(pid, 0)
+    wait_for(lambda: "after_fork_in_parent" in ForkAware.calls)  # 3.13+: at the next call
+    assert in_child == "start,before_fork,after_fork_child,start"
+    assert ForkAware.calls == ["start", "before_fork", "after_fork_in_parent"]
+    hawkwatch.stop()
+    assert ForkAware.calls[-1] == "stop"

@@ -97,9 +97,11 @@ def test_multiprocessing_fork_workers_get_sessions(runner: Runner) -> None:
     assert all(w.metadata["ppid"] == main.metadata["pid"] for w in workers)
 
 
-def test_multiprocessing_spawn_workers_are_covered_by_hawkwatch_run(runner: Runner) -> None:
+def test_multiprocessing_spawn_workers_are_covered_by_hawkwatch_run_children(
+    runner: Runner,
+) -> None:
     script = runner.script("pool.py", MULTIPROCESSING_APP)
-    result = runner.hawkwatch("run", "--", sys.executable, str(script), "spawn")
+    result = runner.hawkwatch("run", "--children", "--", sys.executable, str(script), "spawn")
     assert result.returncode == 0, result.stderr
     main, workers = _worker_sessions(runner)
     # spawn starts fresh interpreters (and a resource tracker); the two pool workers did the work

@@ -180,8 +180,8 @@ def test_a_qt_click_handler_that_blocks_is_caught(runner: Runner) -> None:
         "records", str(runner.only_session().path), "--collection", "anr", "--json"
     )
     assert raw.returncode == 0
-    [line] = raw.stdout.splitlines()
-    assert json.loads(json.loads(line)["value"])["loop"] == "qt"
+    [record] = json.loads(raw.stdout)["records"]
+    assert json.loads(record["value"])["loop"] == "qt"
     report = runner.hawkwatch("report", str(runner.only_session().path))
     assert report.returncode == 0, report.stderr
     assert "Stalls (1," in report.stdout

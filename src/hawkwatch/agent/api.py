@@ -1,31 +1,32 @@
 """The agent's public functions. None of them ever raises into the calling code.
 
 ``start`` creates the process's one ``Agent``; the others act on it and do nothing when it is not
-running. Process-wide hooks (``atexit``, ``os.register_at_fork``) are installed once, at the
-first start: at exit the agent records App::Exit and a clean exit-state; before ``fork()`` its
-thread is paused; in the child a new agent with its own session replaces the parent's.
+running. The runtime's process-wide hooks (``atexit``, ``os.register_at_fork``) are installed at
+the first start (``runtime.install_process_hooks``).
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
-import os
-import sys
 import threading
 import time
 from types import TracebackType
 from typing import Any
 
-from hawkwatch.agent.monitor import LaunchTimes, to_json
+from hawkwatch.agent.monitor import to_json
 from hawkwatch.agent.plugins import default_monitors
 from hawkwatch.agent.plugins.io_threads import mark_loop_thread
 from hawkwatch.agent.plugins.stall_loops import heartbeat
 from hawkwatch.agent.plugins.stall_loops import watch_loop as _watch_loop
-from hawkwatch.agent.runtime import Agent, AgentHolder, MonitorFactory, new_launch_times
+from hawkwatch.agent.runtime import (
+    HOLDER,
+    Agent,
+    MonitorFactory,
+    install_process_hooks,
+    new_launch_times,
+)
 from hawkwatch.config import load_config
 from hawkwatch.model.records import CustomSpan
-from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger("hawkwatch")
 
@@ -40,8 +41,7 @@ __all__ = [
     "watch_loop",
 ]
 
-_holder = AgentHolder()
-_hooks_installed = False
+_holder = HOLDER
 
 
 def start(app_name: str | None = None, app_version: str | None = None, **options: Any) -> bool:
@@ -87,7 +87,7 @@ def start_agent(
         )
         agent.start()
         _holder.agent = agent
-    _install_process_hooks()
+    install_process_hooks()
     return True
 
 
@@ -202,86 +202,3 @@ def _report(agent: Agent, where: str, exc: Exception) -> None:
         agent.record_error("api", where, f"{type(exc).__name__}: {exc}")
     except Exception:
         log.debug("hawkwatch: could not record an API error", exc_info=True)
-
-
-# -- process-wide hooks ----------------------------------------------------------------------
-
-
-def _install_process_hooks() -> None:
-    global _hooks_installed
-    if _hooks_installed:
-        return
-    _hooks_installed = True
-    atexit.register(_at_exit)
-    os.register_at_fork(
-        before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
-        after_in_child=_after_fork_in_child,
-    )
-
-
-def _at_exit() -> None:
-    agent = _holder.agent
-    if agent is None:
-        return
-    try:
-        agent.finish()
-    except Exception:
-        log.warning("hawkwatch: recording the exit failed", exc_info=True)
-
-
-def _before_fork() -> None:
-    agent = _holder.agent
-    if agent is not None:
-        try:
-            agent.pause_for_fork()
-        except Exception:
-            log.debug("hawkwatch: pausing for fork failed", exc_info=True)
-
-
-def _after_fork_in_parent() -> None:
-    agent = _holder.agent
-    if agent is not None:
-        try:
-            agent.resume_after_fork()
-        except Exception:
-            log.debug("hawkwatch: resuming after fork failed", exc_info=True)
-
-
-def _after_fork_in_child() -> None:
-    _holder.lock = threading.Lock()  # the parent may have held it; never acquire the old one
-    old = _holder.agent
-    _holder.agent = None
-    if old is None or not old.is_running:
-        return
-    try:
-        old.abandon_in_child()
-        agent = Agent(
-            old.loaded,
-            LaunchTimes(process_start=process_start_time()),
-            [*default_monitors(old.config), *_holder.extra_factories],
-            parent_session=old.session.name if old.session else None,
-        )
-        agent.inherit_log_state(old)
-        agent.start()
-        _holder.agent = agent
-        _finish_with_multiprocessing(agent)
-    except Exception as exc:
-        log.warning("hawkwatch: the agent did not restart in the forked child: %s", exc)
-
-
-def _finish_with_multiprocessing(agent: Agent) -> None:
-    """Record the exit of a ``multiprocessing`` worker, which leaves through ``os._exit``.
-
-    Its bootstrap clears the finalizer registry after the fork and then runs the after-fork
-    callbacks, so the finalizer is registered from one of those; it runs in the worker's exit
-    function. In a plain ``os.fork`` child the callback is simply never called.
-    """
-    if "multiprocessing.util" not in sys.modules:
-        return
-    from multiprocessing import util
-
-    def register_finalizer(_agent: Agent) -> None:
-        util.Finalize(None, _agent.finish, args=("multiprocessing-worker",), exitpriority=-100)
-
-    util.register_after_fork(agent, register_finalizer)

@@ -14,7 +14,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
 
@@ -54,13 +54,16 @@ class ExitTracker:
         def excepthook(
             kind: type[BaseException], value: BaseException, tb: TracebackType | None
         ) -> Any:
-            if issubclass(kind, KeyboardInterrupt):
-                info.exit_code, info.signal = 128 + signal.SIGINT, int(signal.SIGINT)
-                info.reason = "keyboard-interrupt"
-            else:
-                info.exit_code, info.reason = 1, "uncaught-exception"
-            info.exception = f"{kind.__name__}: {value}"
-            return original_hook(kind, value, tb)
+            # Ctrl-C held down must not interrupt this frame: Python would print it as an
+            # "Error in sys.excepthook" traceback of ours. The program is ending anyway.
+            with InterruptsDeferred():
+                if issubclass(kind, KeyboardInterrupt):
+                    info.exit_code, info.signal = 128 + signal.SIGINT, int(signal.SIGINT)
+                    info.reason = "keyboard-interrupt"
+                else:
+                    info.exit_code, info.reason = 1, "uncaught-exception"
+                info.exception = f"{kind.__name__}: {value}"
+                return original_hook(kind, value, tb)
 
         self._original_exit, self._original_hook = original_exit, original_hook
         self._exit_wrapper, self._hook_wrapper = exit, excepthook
@@ -74,6 +77,37 @@ class ExitTracker:
         if self._original_hook is not None and sys.excepthook is self._hook_wrapper:
             sys.excepthook = self._original_hook
         self._original_exit = self._original_hook = None
+
+
+class InterruptsDeferred:
+    """``SIGINT`` during the block is noted instead of raising ``KeyboardInterrupt`` in it.
+
+    The process is exiting anyway; the interrupt's only effect would be a traceback printed as
+    "Exception ignored in atexit callback". Only the main thread can set handlers: elsewhere (and
+    when the handler is not Python's or ours to swap) this does nothing.
+    """
+
+    def __init__(self) -> None:
+        self.previous: Any = None
+        self.interrupted = False
+
+    def __enter__(self) -> InterruptsDeferred:
+        if threading.current_thread() is threading.main_thread():
+            try:
+                previous = signal.getsignal(signal.SIGINT)
+                if previous is signal.default_int_handler:
+                    self.previous = previous
+                    signal.signal(signal.SIGINT, self._note)
+            except (ValueError, OSError):
+                self.previous = None
+        return self
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.interrupted = True
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def _exit_code_of(status: object) -> int:

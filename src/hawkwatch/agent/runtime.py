@@ -2,33 +2,44 @@
 
 The runtime owns the session, its record store, the scheduler thread and the monitors. It is the
 one place that catches what a monitor raises: the monitor is stopped, one ``hawkwatch-error``
-record and one log line say why, and the application carries on. In a child created by
-``fork()`` the parent's agent is abandoned without touching its locks or files, and a new agent
-with its own session starts in the child.
+record and one log line say why, and the application carries on.
+
+It is also the one place that registers process-wide hooks (``atexit``, ``os.register_at_fork``;
+``install_process_hooks``). Before ``fork()`` every monitor's ``before_fork`` runs and every
+agent thread ends (the OS thread too, so Python 3.12+ sees no extra thread); in the parent they
+resume; in the child the parent's agent is abandoned without touching its locks or files, and a
+new agent with its own session starts. At exit the agent records App::Exit and closes its store
+with ``SIGINT`` deferred, so an interrupt during shutdown never prints a traceback of ours.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import Any, Final
 
-from hawkwatch.agent.exit_tracking import ExitTracker
+from hawkwatch.agent.exit_tracking import ExitTracker, InterruptsDeferred
 from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, to_json
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.config import Config, LoadedConfig
 from hawkwatch.model.records import CustomTimeEvent, ExitState, HawkwatchError, TypedRecord
-from hawkwatch.store import RecordStore, Session, sessions_root
+from hawkwatch.store import RecordStore, Session, _worker, sessions_root
 from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger(__name__)
 
 MonitorFactory = Callable[[], Monitor]
 _NO_RETENTION = 1 << 30  # forked children leave retention to the process that started the run
+ERRORS_PER_MINUTE: Final = 10  # hawkwatch-error records per plugin and minute; the rest are counted
+THREAD_PREFIX: Final = "hawkwatch-"
+THREAD_EXIT_WAIT_S: Final = 0.1  # before fork: how long to wait for a stopped thread's OS thread
 
 
 class Agent:
@@ -56,6 +67,9 @@ class Agent:
         self.context: AgentContext | None = None
         self.scheduler = Scheduler(on_error=self._job_failed)
         self._error_keys: set[str] = set()
+        self._error_budget: dict[str, tuple[float, int]] = {}  # plugin -> (minute start, count)
+        self.errors_dropped = 0
+        self.pid = os.getpid()
         self.is_running = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -180,13 +194,29 @@ class Agent:
 
     # -- fork ------------------------------------------------------------------------------
 
-    def pause_for_fork(self) -> None:
-        """Before ``fork()``: stop the scheduler thread so no job is mid-way in the child."""
+    def before_fork(self) -> int:
+        """Before ``fork()``: stop the scheduler and every monitor's threads, so no job is
+        mid-way in the child and the process forks single-threaded if the app is.
+
+        Returns how many unnamed OS threads (faulthandler's) the monitors ended: a monitor's
+        ``before_fork`` may return that count.
+        """
+        ended = 0
         if self.is_running:
             self.scheduler.stop()
+            for monitor in list(self.monitors):
+                before_fork = getattr(monitor, "before_fork", None)
+                if before_fork is not None:
+                    result = self._call(monitor, "before-fork", before_fork)
+                    ended += result if isinstance(result, int) else 0
+        return ended
 
-    def resume_after_fork(self) -> None:
+    def after_fork_in_parent(self) -> None:
         if self.is_running:
+            for monitor in list(self.monitors):
+                self._call(
+                    monitor, "after-fork", getattr(monitor, "after_fork_in_parent", _nothing)
+                )
             self.scheduler.start()
 
     def abandon_in_child(self) -> None:
@@ -202,6 +232,19 @@ class Agent:
         """In a forked child: what the parent already logged is recorded but not logged again."""
         self._error_keys = set(parent._error_keys)
 
+    def restart_in_child(self) -> Agent:
+        """In a forked child: a new agent, with a session of its own naming the parent's."""
+        late = [f for f in HOLDER.extra_factories if f not in self.factories]
+        agent = Agent(
+            self.loaded,
+            LaunchTimes(process_start=process_start_time()),
+            [*self.factories, *late],
+            parent_session=self.session.name if self.session else None,
+        )
+        agent.inherit_log_state(self)
+        agent.start()
+        return agent
+
     # -- records -------------------------------------------------------------------------
 
     def event(self, name: str, extra: str | None = None) -> None:
@@ -210,22 +253,46 @@ class Agent:
 
     def write(self, record: TypedRecord) -> None:
         """Write a typed record without ever blocking the caller."""
-        if self.records is not None and self.is_running:
+        if self.records is not None and self.is_running and self.is_own_process():
             self.records.write_nowait(record)
 
+    def is_own_process(self) -> bool:
+        """False in a child forked without fork hooks (``libc.fork()``): it goes quiet for good,
+        never writing into the parent's session."""
+        if os.getpid() == self.pid:
+            return True
+        if self.is_running:
+            self.is_running = False
+            log.warning(
+                "hawkwatch: this process (pid %d) was forked from %d without fork hooks; "
+                "it no longer writes into the parent's session",
+                os.getpid(),
+                self.pid,
+            )
+        return False
+
     def record_error(self, plugin: str, phase: str, message: str, trace: str | None = None) -> None:
-        """One ``hawkwatch-error`` record, and one log line per plugin and phase."""
-        error = HawkwatchError(
-            plugin=plugin,
-            phase=phase,
-            error=message,
-            traceback=trace or None,
-            time=round(time.time(), 6),
-        )
-        try:
-            self.write(error)
-        except Exception:  # a broken store must not turn an error report into a crash
-            log.debug("hawkwatch: could not record an error", exc_info=True)
+        """One ``hawkwatch-error`` record (at most ``ERRORS_PER_MINUTE`` per plugin and minute,
+        the others counted in ``errors_dropped``), and one log line per plugin and phase."""
+        now = time.monotonic()
+        since, count = self._error_budget.get(plugin, (now, 0))
+        if now - since >= 60.0:
+            since, count = now, 0
+        self._error_budget[plugin] = (since, count + 1)
+        if count < ERRORS_PER_MINUTE:
+            error = HawkwatchError(
+                plugin=plugin,
+                phase=phase,
+                error=message,
+                traceback=trace or None,
+                time=round(time.time(), 6),
+            )
+            try:
+                self.write(error)
+            except Exception:  # a broken store must not turn an error report into a crash
+                log.debug("hawkwatch: could not record an error", exc_info=True)
+        else:
+            self.errors_dropped += 1
         if f"{plugin}:{phase}" not in self._error_keys:
             self._error_keys.add(f"{plugin}:{phase}")
             log.warning("hawkwatch: %s (%s): %s", plugin, phase, message)
@@ -246,17 +313,22 @@ class Agent:
             self.monitors.remove(monitor)
         self._call(monitor, "stop", monitor.stop)
 
-    def _call(self, monitor: Monitor, phase: str, call: Callable[[], None]) -> None:
+    def _call(self, monitor: Monitor, phase: str, call: Callable[[], object]) -> object:
         try:
-            call()
+            return call()
         except Exception as exc:
             name = getattr(monitor, "name", repr(monitor))
             self.record_error(str(name), phase, f"{type(exc).__name__}: {exc}")
+            return None
 
 
 def new_launch_times(interpreter_ready: float = 0.0) -> LaunchTimes:
     """Launch milestones known at agent start: process start from the OS."""
     return LaunchTimes(process_start=process_start_time(), interpreter_ready=interpreter_ready)
+
+
+def _nothing() -> None:
+    """The default of an optional monitor lifecycle method."""
 
 
 class AgentHolder:
@@ -266,3 +338,176 @@ class AgentHolder:
         self.lock = threading.Lock()
         self.agent: Agent | None = None
         self.extra_factories: list[MonitorFactory] = []
+
+
+HOLDER: Final = AgentHolder()
+
+
+def report_error(plugin: str, phase: str, exc: BaseException | str) -> None:
+    """Leave a trace of an exception agent code chose to survive: a ``hawkwatch-error`` record
+    in the running agent (rate-limited per plugin), else a debug log line. Never raises."""
+    try:
+        message = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+        agent = HOLDER.agent
+        if agent is not None and agent.is_running:
+            trace = None if isinstance(exc, str) else "".join(traceback.format_exception(exc))
+            agent.record_error(plugin, phase, message, trace)
+        else:
+            log.debug("hawkwatch: %s (%s): %s", plugin, phase, message)
+    except Exception:  # the error path of the error path: nothing more can be done
+        return
+
+
+# -- process-wide hooks: the only atexit and at-fork registrations of the agent ---------------
+
+_hooks_installed = False
+
+
+def install_process_hooks() -> None:
+    """Register the ``atexit`` and ``os.register_at_fork`` hooks, once per process."""
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    atexit.register(at_exit)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )
+
+
+def at_exit() -> None:
+    """Record the exit and flush the store; an interrupt meanwhile is deferred, never raised."""
+    try:
+        with InterruptsDeferred():
+            agent = HOLDER.agent
+            if agent is not None and agent.is_own_process():
+                _guarded("exit", agent.finish)
+            _guarded("exit", _worker.flush_all_at_exit)
+    except BaseException:
+        return
+
+
+def _guarded(phase: str, call: Callable[[], object]) -> None:
+    try:
+        call()
+    except Exception as exc:
+        log.warning("hawkwatch: %s failed: %s: %s", phase, type(exc).__name__, exc)
+
+
+def _before_fork() -> None:
+    threads, tasks = _own_threads(), _os_thread_count()
+    unnamed = 0
+    agent = HOLDER.agent
+    if agent is not None and agent.is_own_process():
+        try:
+            unnamed = agent.before_fork()
+        except Exception as exc:
+            log.warning("hawkwatch: before fork failed: %s: %s", type(exc).__name__, exc)
+    _guarded("before fork", _worker.before_fork)
+    _wait_until_threads_gone(threads, tasks - len(threads) - unnamed if tasks else 0)
+
+
+def _after_fork_in_parent() -> None:
+    """Resume the agent's threads once ``os.fork`` has returned.
+
+    Python 3.13+ decides whether to warn that the process is multi-threaded after running these
+    hooks, so there the threads are restarted by a one-shot profile hook at the forking thread's
+    next call or return (the app's first step after ``fork()``). If the thread is profiled
+    already (a profiler, coverage), they restart now.
+    """
+    caller = _fork_caller() if sys.version_info >= (3, 13) else None
+    if caller is None or sys.getprofile() is not None:
+        _resume_in_parent()
+        return
+    at_fork = caller.f_lasti  # the caller stays on its call of os.fork while hooks run
+
+    def resume_once(frame: FrameType, event: str, arg: object) -> None:
+        if caller.f_lasti == at_fork and frame is not caller:
+            return  # still inside os.fork: another at-fork hook
+        sys.setprofile(None)
+        _resume_in_parent()
+
+    sys.setprofile(resume_once)
+
+
+def _fork_caller() -> FrameType | None:
+    try:
+        return sys._getframe(2)  # os.fork's caller: this hook's caller's caller
+    except ValueError:
+        return None
+
+
+def _resume_in_parent() -> None:
+    _guarded("after fork", _worker.after_fork_in_parent)
+    agent = HOLDER.agent
+    if agent is not None and agent.is_own_process():
+        _guarded("after fork", agent.after_fork_in_parent)
+
+
+def _after_fork_in_child() -> None:
+    _guarded("after fork", _worker.after_fork_in_child)
+    HOLDER.lock = threading.Lock()  # the parent may have held it; never acquire the old one
+    old, HOLDER.agent = HOLDER.agent, None
+    if old is None or not old.is_running:
+        return
+    try:
+        old.abandon_in_child()
+        agent = old.restart_in_child()
+        HOLDER.agent = agent
+        _finish_with_multiprocessing(agent)
+    except Exception as exc:
+        log.warning("hawkwatch: the agent did not restart in the forked child: %s", exc)
+
+
+def _own_threads() -> list[int]:
+    """Native ids of the agent's running threads (named ``hawkwatch-…``)."""
+    return [
+        t.native_id
+        for t in threading.enumerate()
+        if t.name.startswith(THREAD_PREFIX) and t.native_id is not None
+    ]
+
+
+def _os_thread_count() -> int:
+    """Threads of this process as the OS counts them (Linux ``/proc``); 0 when unknown."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+def _wait_until_threads_gone(native_ids: list[int], expected_count: int) -> None:
+    """Wait briefly until the OS has reaped the threads just stopped.
+
+    ``Thread.join`` (and faulthandler's cancel) return before the OS thread is gone; Python
+    3.12+ counts OS threads when it decides to warn that a forking process is multi-threaded.
+    Linux only (``/proc``); threads that do not end within ``THREAD_EXIT_WAIT_S`` are left alone.
+    """
+    if not native_ids and expected_count <= 0:
+        return
+    deadline = time.monotonic() + THREAD_EXIT_WAIT_S
+    pending = [f"/proc/self/task/{tid}" for tid in native_ids]
+    while time.monotonic() < deadline:
+        pending = [path for path in pending if os.path.exists(path)]
+        if not pending and (expected_count <= 0 or _os_thread_count() <= expected_count):
+            return
+        time.sleep(0.0002)
+
+
+def _finish_with_multiprocessing(agent: Agent) -> None:
+    """Record the exit of a ``multiprocessing`` worker, which leaves through ``os._exit``.
+
+    Its bootstrap clears the finalizer registry after the fork and then runs the after-fork
+    callbacks, so the finalizer is registered from one of those; it runs in the worker's exit
+    function. In a plain ``os.fork`` child the callback is simply never called.
+    """
+    if "multiprocessing.util" not in sys.modules:
+        return
+    from multiprocessing import util
+
+    def register_finalizer(_agent: Agent) -> None:
+        util.Finalize(None, _agent.finish, args=("multiprocessing-worker",), exitpriority=-100)
+
+    util.register_after_fork(agent, register_finalizer)

@@ -31,6 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="turn the continuous profiler on (same as -c profiler.enabled=true)",
     )
     parser.add_argument(
+        "--children",
+        action="store_true",
+        help="monitor the program's Python child processes too (spawned, exec'd), each in a "
+        "session of its own; forked children always are",
+    )
+    parser.add_argument(
         "--io",
         action="store_true",
         help="turn the file-I/O canary on (same as -c io.enabled=true)",
@@ -61,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         options["app.name"] = args.app_name
     if args.app_version:
         options["app.version"] = args.app_version
-    outcome = run_program(command, module, options)
+    outcome = run_program(command, module, options, children=args.children)
     if sys.stderr is not None:  # None when stderr was closed: never fall back to stdout
         with contextlib.suppress(OSError, ValueError):
             print(outcome_message(outcome), file=sys.stderr, flush=True)

@@ -50,6 +50,6 @@ def is_same_process_alive(pid: int, start_time: float) -> bool:
     try:
         if not psutil.pid_exists(pid):
             return False
-    except (OverflowError, psutil.Error, OSError):
+    except (OverflowError, ValueError, psutil.Error, OSError):
         return False
     return abs(process_start_time(pid) - start_time) < 1.0

@@ -2,14 +2,17 @@
 
 Every request goes through a ``queue.SimpleQueue``, whose ``put`` never blocks and may be called
 from ``gc`` callbacks, finalizers and signal handlers. The thread starts on first use, wakes at
-least every 15 minutes to flush every open appender (MTAppenderFile's timer). It is stopped before
-``fork()`` (so it holds nothing the child inherits) and restarted after; in the child the
-parent's appenders are detached rather than written twice.
+least every 15 minutes to flush every open appender (MTAppenderFile's timer).
+
+This module registers no process hooks of its own: the agent's runtime calls ``before_fork``,
+``after_fork_in_parent``, ``after_fork_in_child`` and ``flush_all_at_exit``. So that a child forked
+without those hooks (``libc.fork()``, or no agent running) never writes the parent's queued
+records a second time, the worker notices a changed pid on its next use and starts afresh, with
+the parent's appenders detached.
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import queue
@@ -38,8 +41,13 @@ class _Worker:
         self.thread: threading.Thread | None = None
         self.start_lock = threading.Lock()
         self.stopping = False
+        self.pid = os.getpid()
 
     def ensure_running(self) -> None:
+        if self.pid != os.getpid():
+            after_fork_in_child()
+            _state.ensure_running()
+            return
         thread = self.thread
         if thread is not None and thread.is_alive():
             return
@@ -94,6 +102,22 @@ def _guarded(call: Callable[..., object], *args: object) -> None:
 
 
 _state = _Worker()
+_held_locks: set[int] = set()  # writer-lock descriptors of this process (closed in a fork child)
+
+
+def hold_lock(fd: int | None) -> int | None:
+    if fd is not None:
+        _held_locks.add(fd)
+    return fd
+
+
+def release_lock(fd: int | None) -> None:
+    if fd is not None and fd in _held_locks:
+        _held_locks.discard(fd)
+        try:
+            os.close(fd)
+        except OSError:
+            log.debug("hawkwatch store: closing a lock failed", exc_info=True)
 
 
 def register(appender: AppenderFile) -> None:
@@ -119,6 +143,8 @@ def submit_append(appender: AppenderFile, data: bytes) -> None:
 
 def drain(timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
     """Wait until everything queued before this call has been written. False on timeout."""
+    if _state.pid != os.getpid():
+        after_fork_in_child()
     if _state.thread is None:
         return True  # nothing was ever queued
     if threading.current_thread() is _state.thread:
@@ -129,32 +155,29 @@ def drain(timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
     return done.wait(timeout_s)
 
 
-def _flush_all_at_exit() -> None:
+def flush_all_at_exit() -> None:
+    """At exit: write what is queued and flush every open appender of this process."""
+    if _state.pid != os.getpid():
+        return  # a child forked without hooks: the queue and appenders are the parent's
     drain()
     for appender in list(_state.appenders):
         _guarded(appender.flush)
 
 
-def _before_fork() -> None:
+def before_fork() -> None:
     _state.stop_for_fork()
 
 
-def _after_fork_in_parent() -> None:
+def after_fork_in_parent() -> None:
     _state.resume_after_fork()
 
 
-def _after_fork_in_child() -> None:
+def after_fork_in_child() -> None:
+    """Start afresh: the parent's queue and appenders are never written from here."""
     global _state
     inherited = list(_state.appenders)
     _state = _Worker()
     for appender in inherited:
         appender._detach_after_fork()
-
-
-atexit.register(_flush_all_at_exit)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(
-        before=_before_fork,
-        after_in_parent=_after_fork_in_parent,
-        after_in_child=_after_fork_in_child,
-    )
+    for fd in list(_held_locks):  # the child's copies: the parent's lock stays held
+        release_lock(fd)

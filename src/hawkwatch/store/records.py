@@ -26,6 +26,7 @@ from typing import Final
 from hawkwatch.model import Record, Skipped
 from hawkwatch.model.records import LaunchTime, ScalarRecord, TypedRecord
 from hawkwatch.store import _worker
+from hawkwatch.store._files import lock_for_writing
 from hawkwatch.store._process import process_start_time
 from hawkwatch.store.appender import (
     END_MARKER,
@@ -210,7 +211,13 @@ class RecordStore:
 
     def __init__(self, folder: str | os.PathLike[str], *, launch_time: float | None = None) -> None:
         self.folder = Path(folder)
-        self._appender = AppenderFile(self.folder, RECORDS_NAME)
+        self._pid = os.getpid()
+        self._lock_fd = _worker.hold_lock(lock_for_writing(self.folder))  # one writer per folder
+        try:
+            self._appender = AppenderFile(self.folder, RECORDS_NAME)
+        except BaseException:
+            _worker.release_lock(self._lock_fd)
+            raise
         self._append_split = self._appender.append_split
         self._appender.drop_notice = _drop_notice
         if self._appender.is_new:
@@ -285,6 +292,8 @@ class RecordStore:
 
         Arguments are checked here, so a bad record still raises ``ValueError`` at the call.
         """
+        if os.getpid() != self._pid:
+            return  # a child forked without fork hooks: never into the parent's files
         _worker.submit_append(self._appender, encode_record(collection, key, value))
 
     def store_nowait(self, collection: str, key: str, value: str) -> None:
@@ -293,6 +302,8 @@ class RecordStore:
         For code that may run while its own thread is inside ``store``: ``gc`` callbacks,
         finalizers, signal handlers, and API calls made from any of them.
         """
+        if os.getpid() != self._pid:
+            return  # a child forked without fork hooks: never into the parent's files
         data = encode_record(collection, key, value)
         if not self._appender.try_append_encoded(data):
             _worker.submit_append(self._appender, data)
@@ -317,6 +328,9 @@ class RecordStore:
         """Flush and release the files. Idempotent."""
         _worker.drain()
         self._appender.close()
+        if os.getpid() == self._pid:
+            _worker.release_lock(self._lock_fd)
+        self._lock_fd = None
 
     def __enter__(self) -> RecordStore:
         return self

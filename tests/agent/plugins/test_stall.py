@@ -208,29 +208,6 @@ def test_discovery_off_and_no_watch_loop_means_no_record(hawkwatch_home: Path) -
     assert agent_records(c.ANR) == []
 
 
-def test_identical_stalls_back_off_to_short_records(hawkwatch_home: Path) -> None:
-    hawkwatch.start(stall_threshold_s=0.2, **QUIET)
-
-    def same_place() -> None:
-        time.sleep(0.35)
-
-    async def main() -> None:
-        for _ in range(3):
-            await asyncio.sleep(0.3)
-            same_place()
-        await asyncio.sleep(0.3)
-
-    asyncio.run(main())
-    assert wait_for(lambda: len(stalls()) == 3)
-    first, second, third = sorted(stalls(), key=lambda s: s["startFrom"])
-    assert "point" in first and first["stacks"]
-    assert second["repeat"] == 1 and second["stacks"] == [] and "point" not in second
-    assert second["fingerprint"] == first["fingerprint"]
-    first_key = f"{first['startFrom']:.6f}_0"
-    assert second["repeat_of"] == first_key
-    assert "point" in third  # the window after one repeat has passed: a full record again
-
-
 def test_a_stall_still_going_at_stop_is_recorded_as_unfinished(hawkwatch_home: Path) -> None:
     hawkwatch.start(**QUIET)
     session = current_agent().session  # type: ignore[union-attr]

@@ -2,24 +2,41 @@
 
 Then the program's own ``sitecustomize`` (if any, further along ``sys.path``) is run, so
 installing hawkwatch this way changes nothing else about start-up.
+
+Only the program ``hawkwatch run`` started (``_HAWKWATCH_SUPERVISED``, removed once read) starts an
+agent, unless ``hawkwatch run --children`` asked for every Python child (``_HAWKWATCH_CHILDREN``;
+``hawkwatch.runenv`` documents both): any other Python process that inherits this ``PYTHONPATH``
+returns here before importing anything of hawkwatch, at a cost of well under a millisecond.
 """
 
 import importlib.machinery
 import importlib.util
-import logging
 import os
 import sys
 
 
+def _wanted() -> bool:
+    env = os.environ
+    if env.get("HAWKWATCH_ENABLED", "").strip().lower() in ("0", "false", "no", "off"):
+        return False  # switched off: not even imported
+    return env.get("_HAWKWATCH_SUPERVISED") == "1" or env.get("_HAWKWATCH_CHILDREN") == "1"
+
+
+def _warn(message: str, *args: object) -> None:
+    import logging
+
+    logging.getLogger("hawkwatch").warning(message, *args)
+
+
 def _start_hawkwatch() -> None:
-    if os.environ.get("HAWKWATCH_ENABLED", "").strip().lower() in ("0", "false", "no", "off"):
-        return  # switched off: not even imported
+    if not _wanted():
+        return
     session_file = os.environ.get("_HAWKWATCH_SESSION_FILE")  # hawkwatch.runenv.SESSION_FILE_VAR
     try:
         from hawkwatch.agent.bootstrap import start_from_environment
     except ImportError:
         hint = os.environ.get("_HAWKWATCH_PYTHON")  # hawkwatch.runenv.PYTHON_VAR
-        logging.getLogger("hawkwatch").warning(
+        _warn(
             "hawkwatch: not installed for %s; running without monitoring%s",
             sys.executable,
             f" (the Python that has it: {hint})" if hint else "",
@@ -30,7 +47,7 @@ def _start_hawkwatch() -> None:
     try:
         start_from_environment()
     except Exception as exc:
-        logging.getLogger("hawkwatch").warning("hawkwatch: the agent did not start: %s", exc)
+        _warn("hawkwatch: the agent did not start: %s", exc)
         _tell_supervisor(session_file, "the agent did not start")
 
 

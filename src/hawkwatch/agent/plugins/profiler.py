@@ -36,7 +36,6 @@ import os
 import sys
 import threading
 import time
-import weakref
 from types import CodeType, FrameType
 from typing import ClassVar, Final
 
@@ -183,23 +182,6 @@ class Sampler:
         window.samples += 1
 
 
-_running: weakref.WeakSet[ProfilerMonitor] = weakref.WeakSet()
-
-
-def _pause_all_for_fork() -> None:
-    for monitor in list(_running):
-        monitor.pause()
-
-
-def _resume_all_after_fork() -> None:
-    for monitor in list(_running):
-        monitor.resume()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_pause_all_for_fork, after_in_parent=_resume_all_after_fork)
-
-
 class ProfilerMonitor:
     name: ClassVar[str] = "profiler"
 
@@ -225,7 +207,6 @@ class ProfilerMonitor:
         ctx.session.write_metadata(metadata)
         self._window = Window(time.time(), time.monotonic())
         self._start_thread(ctx, sampler)
-        _running.add(self)
         ctx.every(1.0, self._failure.raise_if_failed, self)
 
     def _start_thread(self, ctx: AgentContext, sampler: Sampler) -> None:
@@ -234,6 +215,12 @@ class ProfilerMonitor:
             target=self._run, args=(ctx, sampler, stop), name=THREAD_NAME, daemon=True
         )
         self._thread.start()
+
+    def before_fork(self) -> None:
+        self.pause()
+
+    def after_fork_in_parent(self) -> None:
+        self.resume()
 
     def pause(self) -> None:
         """Before ``fork()``: end the sampler thread, keeping the window."""
@@ -297,7 +284,6 @@ class ProfilerMonitor:
 
     def stop(self) -> None:
         ctx, self._ctx = self._ctx, None
-        _running.discard(self)
         self.pause()
         with self._lock:
             window, self._window = self._window, None
@@ -306,7 +292,6 @@ class ProfilerMonitor:
             self._write(ctx, window.profile(time.monotonic(), budget))
 
     def after_fork_child(self) -> None:
-        _running.discard(self)
         self._ctx = None
         self._thread = None
         self._window = None

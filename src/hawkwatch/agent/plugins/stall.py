@@ -8,7 +8,9 @@ samples, Matrix's point stack, the running asyncio task and the garbage collecti
 (``stall_record``). The watchdog never calls into a loop except to post a ping.
 
 The monitor owns a thread, unlike the others, because pings and samples need their own clock:
-the scheduler's jobs may be late by exactly the stalls this monitor measures.
+the scheduler's jobs may be late by exactly the stalls this monitor measures. The clock is
+injected (``clock``: monotonic seconds, ``wall``: Unix seconds), so the decisions of one check
+(``_tick``) can be tested without waiting for real time to pass.
 
 Stalls the watchdog cannot see while they happen (C code holding the GIL) are still measured
 when the late answer arrives; their stack comes from the faulthandler backstop
@@ -25,6 +27,7 @@ import sysconfig
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from hawkwatch.agent import stacks
@@ -34,44 +37,30 @@ from hawkwatch.agent.plugins.stall_discovery import Discovery
 from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, TARGETS, PingTarget, Target
 from hawkwatch.agent.plugins.stall_record import (
     Episode,
+    GcClock,
     build_value,
     compact_value,
     encode_parts,
     task_info,
     thread_count,
 )
+from hawkwatch.agent.runtime import report_error
 from hawkwatch.model.records import AnrTask
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
-_fork_hooks_installed = False
-_active: StallMonitor | None = None
-
-
-class GcClock:
-    """Collections and time spent collecting, counted by a ``gc.callbacks`` hook (2 clock reads)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.total_ns = 0
-        self._started = 0
-
-    def __call__(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter_ns()
-        elif self._started:
-            self.total_ns += time.perf_counter_ns() - self._started
-            self.count += 1
-            self._started = 0
-
-    def now(self) -> tuple[int, int]:
-        return self.count, self.total_ns
 
 
 class StallMonitor:
     name: ClassVar[str] = "stall"
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.perf_counter,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self._clock = clock
+        self._wall = wall
         self._ctx: AgentContext | None = None
         self._failure = DeferredFailure()
         self._stop = threading.Event()
@@ -98,15 +87,8 @@ class StallMonitor:
     # -- lifecycle -------------------------------------------------------------------------
 
     def start(self, ctx: AgentContext) -> None:
-        global _active
+        self.configure(ctx)
         config = ctx.config.stall
-        self._ctx = ctx
-        self.threshold = config.threshold_s
-        self.interval = min(config.interval_s, config.threshold_s / 2)
-        self.sample_interval = min(config.sample_interval_s, self.interval)
-        self.ring_size = config.ring_size
-        self.max_frames = config.max_frames
-        self._library_prefixes = _library_prefixes()
         for kill in files.hang_kills(ctx.session):
             ctx.write_nowait(kill)
         if config.backstop:
@@ -115,10 +97,20 @@ class StallMonitor:
         self._discovery = Discovery(self.interval)
         self._discovery.install_import_hook(asyncio=config.asyncio, tk=config.tk)
         gc.callbacks.append(self._gc)
-        _install_fork_hooks()
-        _active = self
         ctx.every(1.0, self._failure.raise_if_failed, self)
         self._start_thread()
+
+    def configure(self, ctx: AgentContext) -> None:
+        """Take the session and thresholds; ``start`` then adds hooks, the backstop and the
+        thread (a test drives ``_tick`` itself after this alone)."""
+        config = ctx.config.stall
+        self._ctx = ctx
+        self.threshold = config.threshold_s
+        self.interval = min(config.interval_s, config.threshold_s / 2)
+        self.sample_interval = min(config.sample_interval_s, self.interval)
+        self.ring_size = config.ring_size
+        self.max_frames = config.max_frames
+        self._library_prefixes = _library_prefixes()
 
     def _start_thread(self) -> None:
         self._stop.clear()
@@ -135,28 +127,32 @@ class StallMonitor:
         thread.join(timeout=2.0)
         return not thread.is_alive()
 
-    def pause_for_fork(self) -> None:
+    def before_fork(self) -> int:
         """Before fork(): no watchdog mid-check and no faulthandler thread in the child.
 
         Cancelling a later-dump in a child whose faulthandler thread was not copied would wait
-        for it forever; and with no extra threads, Python 3.12+ has no reason to warn.
+        for it forever; and with no extra threads, Python 3.12+ has no reason to warn. Returns
+        how many unnamed OS threads ended (faulthandler's), for the runtime to wait for.
         """
         self._paused = self._thread is not None and self._halt_thread()
-        if self._backstop is not None:
+        if self._backstop is not None and self._backstop.armed:
             self._backstop.cancel()
+            return 1
+        return 0
 
-    def resume_after_fork(self) -> None:
+    def after_fork_in_parent(self) -> None:
         if self._paused and self._ctx is not None:
             self._paused = False
             self._start_thread()
 
     def stop(self) -> None:
-        global _active
         self._paused = False
         stopped = self._halt_thread()
         if stopped and self._ctx is not None:
-            with contextlib.suppress(Exception):
+            try:
                 self._flush_at_stop()
+            except Exception as exc:  # stopping goes on; the stalls in progress are lost
+                report_error(self.name, "stop", exc)
         if self._backstop is not None:
             self._backstop.close(remove_if_empty=True)
             self._backstop = None
@@ -164,12 +160,9 @@ class StallMonitor:
             self._discovery.remove()
             self._discovery = None
         self._remove_gc_hook()
-        if _active is self:
-            _active = None
         self._ctx = None
 
     def after_fork_child(self) -> None:
-        global _active
         self._thread = None
         self._ctx = None
         if self._backstop is not None:
@@ -181,7 +174,6 @@ class StallMonitor:
         self._remove_gc_hook()
         self._episodes.clear()
         TARGETS.clear()
-        _active = None
 
     def _remove_gc_hook(self) -> None:
         while self._gc in gc.callbacks:
@@ -190,10 +182,11 @@ class StallMonitor:
     # -- the watchdog thread ---------------------------------------------------------------
 
     def _run(self) -> None:
+        """The watchdog: discover loops now and then, check them, sleep until the next check."""
         next_discovery = 0.0
         while not self._stop.is_set():
             try:
-                now = time.perf_counter()
+                now = self._clock()
                 if now >= next_discovery:
                     self._discover()
                     next_discovery = now + _DISCOVERY_PERIOD
@@ -201,18 +194,21 @@ class StallMonitor:
             except Exception as exc:  # disabled by the runtime on the scheduler thread
                 self._failure.capture(exc)
                 return
-            if busy:
-                pause = self.sample_interval
-            elif watching:
-                pause = self.interval
-            else:
-                pause = _DISCOVERY_PERIOD
-            self._due = time.perf_counter() + pause
-            self._last_pause = pause
-            wake = TARGETS.wake
-            if wake.wait(pause):
-                wake.clear()
-                self._due = 0.0  # woken early on purpose: not a late wake-up
+            self._sleep(self._pause_after(busy, watching))
+
+    def _pause_after(self, busy: bool, watching: bool) -> float:
+        """Sample a stall closely, ping watched loops each interval, else only look for loops."""
+        if busy:
+            return self.sample_interval
+        return self.interval if watching else _DISCOVERY_PERIOD
+
+    def _sleep(self, pause: float) -> None:
+        self._due = self._clock() + pause
+        self._last_pause = pause
+        wake = TARGETS.wake
+        if wake.wait(pause):
+            wake.clear()
+            self._due = 0.0  # woken early on purpose: not a late wake-up
 
     def _discover(self) -> None:
         ctx, discovery = self._ctx, self._discovery
@@ -228,72 +224,96 @@ class StallMonitor:
         TARGETS.drop_dead_threads()
 
     def _tick(self, now: float) -> tuple[bool, bool]:
+        """One check of every watched loop at ``now`` (``clock`` time); (busy, watching)."""
         targets = TARGETS.snapshot()
-        known = frozenset(t.thread_id for t in targets if t.thread_id)
-        if known != self._watched and self._ctx is not None:
-            self._watched = known
-            watched = {t.thread_id: {"loop": t.kind, "thread": t.thread_name} for t in targets}
-            files.write_watched(self._ctx.session, {k: v for k, v in watched.items() if k})
-        backstop = self._backstop
-        if backstop is not None:
-            dump = backstop.take()
-            if dump is not None:
-                when, by_thread = dump
-                for target in targets:
-                    if target.thread_id in by_thread:
-                        self._pending_dumps[target.thread_id] = (when, by_thread[target.thread_id])
+        self._note_watched_threads(targets)
+        self._collect_backstop_dump(targets)
         self._gc_ticks.append((now, self._gc.now()))
-        busy = False
         starved = now - self._due >= self.threshold / 2 if self._due else False
+        busy = False
         for target in targets:
             busy |= self._check(target, now, starved)
         self._last_check = now
         for gone in [t for t in self._episodes if t.gone]:
             self._discard(self._episodes.pop(gone))
-        if backstop is not None:
-            if targets:
-                backstop.arm(now)
-            else:
-                backstop.cancel()
+        self._rearm_backstop(bool(targets), now)
         return busy, bool(targets)
 
+    def _note_watched_threads(self, targets: list[Target]) -> None:
+        """Keep ``stall-watched.json`` naming the loop threads, for a dump read after a kill."""
+        known = frozenset(t.thread_id for t in targets if t.thread_id)
+        if known != self._watched and self._ctx is not None:
+            self._watched = known
+            watched = {t.thread_id: {"loop": t.kind, "thread": t.thread_name} for t in targets}
+            files.write_watched(self._ctx.session, {k: v for k, v in watched.items() if k})
+
+    def _collect_backstop_dump(self, targets: list[Target]) -> None:
+        """Keep what the backstop wrote for each watched loop, until its stall is judged."""
+        dump = self._backstop.take() if self._backstop is not None else None
+        if dump is None:
+            return
+        when, by_thread = dump
+        for target in targets:
+            if target.thread_id in by_thread:
+                self._pending_dumps[target.thread_id] = (when, by_thread[target.thread_id])
+
+    def _rearm_backstop(self, watching: bool, now: float) -> None:
+        backstop = self._backstop
+        if backstop is None:
+            return
+        if watching:
+            backstop.arm(now)
+        else:
+            backstop.cancel()
+
     def _check(self, target: Target, now: float, starved: bool) -> bool:
+        """Judge one loop: blocked (sample it), just recovered (record a stall if long
+        enough), or fine (maybe after a stall the watchdog slept through). True while blocked."""
         state, start, end, earliest = target.poll(now, self.interval, self.sample_interval)
-        episode = self._episodes.get(target)
-        cpu = target.cpu_time()
-        cpu_before = self._cpu_marks.get(target)
-        if cpu is not None:
-            self._cpu_marks[target] = cpu
+        cpu, cpu_before = self._cpu_since_last_check(target)
         if state == BLOCKED:
-            if not target.thread_id:
-                return False
-            if episode is None:
-                episode = self._open(target, start, earliest)
-                if isinstance(target, PingTarget):
-                    episode.task = _safe_task_info(target.asyncio_loop(), self.max_frames)
-            self._attach_dump(target, episode)
-            episode.add(
-                time.perf_counter(),
-                stacks.thread_stack(target.thread_id, self.max_frames),
-                thread_count(),
-            )
-            if self._long_enough(start, earliest, now):
-                self._mark(episode, now)
-            return True
+            return self._while_blocked(target, start, earliest, now)
+        episode = self._episodes.get(target)
         if state == ENDED and self._long_enough(start, earliest, end) and target.thread_id:
-            if episode is None:
-                episode = self._open(target, start, earliest)
-            self._attach_dump(target, episode)
-            self._episodes.pop(target, None)
-            self._finish(episode, end)
+            self._recovered(target, episode or self._open(target, start, earliest), end)
         elif episode is not None:
             self._discard(self._episodes.pop(target))
         elif starved and cpu is not None and cpu_before is not None:
             self._late(target, now, cpu - cpu_before)
-        if cpu is None:
-            self._cpu_marks.pop(target, None)
         self._pending_dumps.pop(target.thread_id, None)
         return False
+
+    def _cpu_since_last_check(self, target: Target) -> tuple[float | None, float | None]:
+        """The loop thread's CPU time now and at the previous check."""
+        cpu = target.cpu_time()
+        before = self._cpu_marks.get(target)
+        if cpu is None:
+            self._cpu_marks.pop(target, None)
+        else:
+            self._cpu_marks[target] = cpu
+        return cpu, before
+
+    def _while_blocked(self, target: Target, start: float, earliest: float, now: float) -> bool:
+        """Sample the blocked loop's stack; past the threshold, write the hang marker."""
+        if not target.thread_id:
+            return False
+        episode = self._episodes.get(target)
+        if episode is None:
+            episode = self._open(target, start, earliest)
+            if isinstance(target, PingTarget):
+                episode.task = _safe_task_info(target.asyncio_loop(), self.max_frames)
+        self._attach_dump(target, episode)
+        stack = stacks.thread_stack(target.thread_id, self.max_frames)
+        episode.add(self._clock(), stack, thread_count())
+        if self._long_enough(start, earliest, now):
+            self._mark(episode, now)
+        return True
+
+    def _recovered(self, target: Target, episode: Episode, end: float) -> None:
+        """The loop answered again after a spell over the threshold: record the stall."""
+        self._attach_dump(target, episode)
+        self._episodes.pop(target, None)
+        self._finish(episode, end)
 
     def _long_enough(self, start: float, earliest: float, end: float) -> bool:
         """Whether a spell is a stall: it may have lasted the threshold, and likely half of it.
@@ -339,7 +359,7 @@ class StallMonitor:
             thread_name=target.thread_name,
             start=start,
             earliest=earliest,
-            wall_offset=time.time() - time.perf_counter(),
+            wall_offset=self._wall() - self._clock(),
             gc_mark=self._gc_mark(start),
             ring_size=self.ring_size,
         )
@@ -413,7 +433,7 @@ class StallMonitor:
 
     def _flush_at_stop(self) -> None:
         """At stop: a stall still going on and an unread backstop dump become records."""
-        now = time.perf_counter()
+        now = self._clock()
         for target, episode in list(self._episodes.items()):
             if now - episode.earliest >= self.threshold:
                 self._attach_dump(target, episode)
@@ -451,7 +471,8 @@ class StallMonitor:
 def _safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
     try:
         return task_info(loop, max_frames)
-    except Exception:  # a task in an odd state must not stop the watchdog
+    except Exception as exc:  # a task in an odd state must not stop the watchdog
+        report_error(StallMonitor.name, "task-info", exc)
         return None
 
 
@@ -466,28 +487,3 @@ def _library_prefixes() -> tuple[str, ...]:
     found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
     found.add("<frozen ")
     return tuple(sorted(found))
-
-
-# -- fork: the watchdog and faulthandler's later-dump thread are paused around it -----------
-
-
-def _install_fork_hooks() -> None:
-    global _fork_hooks_installed
-    if _fork_hooks_installed:
-        return
-    _fork_hooks_installed = True
-    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_parent)
-
-
-def _before_fork() -> None:
-    monitor = _active
-    if monitor is not None:
-        with contextlib.suppress(Exception):
-            monitor.pause_for_fork()
-
-
-def _after_fork_parent() -> None:
-    monitor = _active
-    if monitor is not None:
-        with contextlib.suppress(Exception):
-            monitor.resume_after_fork()

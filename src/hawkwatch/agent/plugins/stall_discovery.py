@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any
 
 from hawkwatch.agent.plugins.stall_loops import TARGETS, BeatTarget, PingTarget
+from hawkwatch.agent.runtime import report_error
 
 
 class _AfterImport:
@@ -54,8 +55,10 @@ class _AfterImport:
 
         def exec_module(module: Any) -> None:
             original(module)
-            with contextlib.suppress(Exception):  # the import itself must never fail for us
+            try:
                 callback()
+            except Exception as exc:  # the import itself must never fail for us
+                report_error("stall", "discovery", exc)
 
         loader.exec_module = exec_module
         return spec
@@ -221,7 +224,8 @@ def _start_tk_ticker(widget: Any, interval_ms: int) -> BeatTarget | None:
         widget.after(interval_ms, tick)
         TARGETS.add(target)
         return target
-    except Exception:
+    except Exception as exc:  # this Tk loop goes unwatched; the app carries on
+        report_error("stall", "tk", exc)
         return None
 
 

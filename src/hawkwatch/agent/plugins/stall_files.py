@@ -10,8 +10,12 @@
   The watchdog turns what it finds into a sample of the stall in progress and empties the
   file; what is left at stop becomes a stall record, what is left in a dead process's session
   becomes ``hang-kill`` at the next launch.
-  Trade-off: ``dump_traceback_later`` is one per process — arming it cancels a user's own
-  pending later-dump (``stall.backstop = false`` leaves faulthandler alone).
+  ``dump_traceback_later`` is one per process, and the app's own (or pytest's
+  ``faulthandler_timeout``) comes first: while the backstop runs, the module's
+  ``dump_traceback_later`` and ``cancel_dump_traceback_later`` are wrapped to see the app's calls
+  (``AppWatchdog``); while the app has a later-dump pending the backstop steps aside, and it
+  never cancels one it did not arm. A later-dump armed before the agent started cannot be seen:
+  ``stall.backstop = false`` leaves faulthandler alone entirely.
 * ``hang-<thread id>.json``: written when a stall passes the threshold, refreshed while it
   lasts, removed when it ends (KSCrash's hang sidecar). Found in the folder of a process that
   is gone, it means that process died during the hang.
@@ -24,8 +28,12 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import json
+import logging
 import os
+import stat
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -36,13 +44,83 @@ from hawkwatch.model.records import HangKill, StackFrame
 from hawkwatch.model.records.stall import frames_of
 from hawkwatch.model.stack import Stack
 from hawkwatch.store import Session, list_sessions
+from hawkwatch.store._files import read_regular, read_regular_text
 from hawkwatch.store._process import is_same_process_alive
+
+log = logging.getLogger(__name__)
 
 BACKSTOP_NAME: Final = "stall-backstop.txt"
 WATCHED_NAME: Final = "stall-watched.json"
 MARKER_PREFIX: Final = "hang-"
 REPORTED_SUFFIX: Final = ".reported"
 MAX_SESSIONS_LOOKED_AT: Final = 20
+MAX_MARKERS_PER_SESSION: Final = 64
+MAX_DUMP_BYTES: Final = 4 << 20
+
+
+class AppWatchdog:
+    """Sees the app's own ``faulthandler`` later-dumps, so the backstop can step aside.
+
+    Installed by wrapping the module's two functions (the app and pytest call them through the
+    module); ``uninstall`` puts the originals back unless someone replaced the wrappers since.
+    One lock orders the app's calls with the backstop's arming, so neither undoes the other.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.until = 0.0  # monotonic end of the app's pending later-dump; inf when repeating
+        self._arm: Callable[..., None] = faulthandler.dump_traceback_later
+        self._cancel: Callable[[], None] = faulthandler.cancel_dump_traceback_later
+        self._arm_wrapper: Callable[..., None] | None = None
+        self._cancel_wrapper: Callable[[], None] | None = None
+
+    def install(self) -> None:
+        original_arm, original_cancel = self._arm, self._cancel
+
+        def dump_traceback_later(timeout: float, repeat: bool = False, *a: Any, **k: Any) -> None:
+            with self.lock:
+                original_arm(timeout, repeat, *a, **k)
+                self.until = float("inf") if repeat else time.monotonic() + float(timeout)
+
+        def cancel_dump_traceback_later() -> None:
+            with self.lock:
+                original_cancel()
+                self.until = 0.0
+
+        dump_traceback_later.__doc__ = original_arm.__doc__
+        cancel_dump_traceback_later.__doc__ = original_cancel.__doc__
+        self._arm_wrapper, self._cancel_wrapper = dump_traceback_later, cancel_dump_traceback_later
+        faulthandler.dump_traceback_later = dump_traceback_later
+        faulthandler.cancel_dump_traceback_later = cancel_dump_traceback_later
+
+    def uninstall(self) -> None:
+        if faulthandler.dump_traceback_later is self._arm_wrapper:
+            faulthandler.dump_traceback_later = self._arm
+        if faulthandler.cancel_dump_traceback_later is self._cancel_wrapper:
+            faulthandler.cancel_dump_traceback_later = self._cancel
+
+    def app_pending(self) -> bool:
+        """True while the app's own later-dump may still fire (call with ``lock`` held)."""
+        return time.monotonic() < self.until
+
+    def arm(self, timeout: float, file: IO[bytes]) -> bool:
+        """Arm the backstop's later-dump unless the app has one pending; True when armed."""
+        with self.lock:
+            if self.app_pending():
+                return False
+            self._arm(timeout, repeat=False, file=file)
+            return True
+
+    def cancel(self) -> None:
+        """Cancel the backstop's later-dump, never the app's."""
+        with self.lock:
+            if not self.app_pending():
+                self._cancel()
+
+    def forget_after_fork(self) -> None:
+        """In a forked child: another thread may have held the lock; the wrappers go."""
+        self.lock = threading.Lock()
+        self.uninstall()
 
 
 class Backstop:
@@ -56,19 +134,23 @@ class Backstop:
         self._file: IO[bytes] | None = open(self.path, "ab+")  # noqa: SIM115 - held for the session
         self.armed_wall = 0.0
         self.armed = False
+        self.app = AppWatchdog()
+        self.app.install()
 
     def arm(self, now: float) -> None:
         """Arm (or re-arm) unless it was armed less than ``rearm_every`` ago (``now``: perf)."""
         if self._file is None or (self.armed and now - self._armed_at < self.rearm_every):
             return
-        faulthandler.dump_traceback_later(self.timeout, repeat=False, file=self._file)
+        if not self.app.arm(self.timeout, self._file):
+            self.armed = False  # the app's own watchdog is pending: step aside
+            return
         self.armed_wall = time.time()
         self._armed_at = now
         self.armed = True
 
     def cancel(self) -> None:
         if self.armed:
-            faulthandler.cancel_dump_traceback_later()
+            self.app.cancel()
             self.armed = False
 
     def take(self) -> tuple[float, dict[int, Stack]] | None:
@@ -84,6 +166,7 @@ class Backstop:
 
     def close(self, *, remove_if_empty: bool) -> None:
         self.cancel()
+        self.app.uninstall()
         f, self._file = self._file, None
         if f is None:
             return
@@ -99,6 +182,7 @@ class Backstop:
         """In a forked child: the parent's faulthandler thread does not exist here."""
         self._file = None
         self.armed = False
+        self.app.forget_after_fork()
 
 
 def write_json_atomically(path: Path, value: Any) -> None:
@@ -128,22 +212,51 @@ def hang_kills(current: Session) -> list[HangKill]:
     found: list[HangKill] = []
     earlier = [s for s in list_sessions(current.path.parent) if s.name < current.name]
     for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
-        markers = sorted(session.path.glob(f"{MARKER_PREFIX}*.json"))
-        backstop = session.path / BACKSTOP_NAME
-        has_dump = _non_empty(backstop)
-        if not markers and not has_dump:
-            continue
-        if _still_running(session):
-            continue
-        watched = _read_watched(session.path / WATCHED_NAME)
-        dump = _claim_dump(backstop) if has_dump else None
-        for marker in markers:
-            info = _claim_marker(marker)
-            if info is not None:
-                found.append(_from_marker(session, info, dump))
-                dump = None
-        if dump is not None:
-            found.append(_from_dump(session, dump, watched))
+        try:
+            found.extend(_hang_kills_of(session))
+        except Exception as exc:  # reading the past must never disable the present
+            log.warning(
+                "hawkwatch: skipped damaged session %s: %s: %s",
+                session.name,
+                type(exc).__name__,
+                str(exc)[:200],
+            )
+    return found
+
+
+def _hang_kills_of(session: Session) -> list[HangKill]:
+    found: list[HangKill] = []
+    markers = sorted(_markers(session.path))[:MAX_MARKERS_PER_SESSION]
+    backstop = session.path / BACKSTOP_NAME
+    has_dump = _non_empty(backstop)
+    if not markers and not has_dump:
+        return found
+    if _still_running(session):
+        return found
+    watched = _read_watched(session.path / WATCHED_NAME)
+    dump = _claim_dump(backstop) if has_dump else None
+    for marker in markers:
+        info = _claim_marker(marker)
+        if info is not None:
+            found.append(_from_marker(session, info, dump))
+            dump = None
+    if dump is not None:
+        found.append(_from_dump(session, dump, watched))
+    return found
+
+
+def _markers(folder: Path) -> list[Path]:
+    """Hang markers that are regular files (a FIFO or folder by that name is not one)."""
+    found: list[Path] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                is_marker = name.startswith(MARKER_PREFIX) and name.endswith(".json")
+                if is_marker and entry.is_file(follow_symlinks=False):
+                    found.append(Path(entry.path))
+    except OSError:
+        return []
     return found
 
 
@@ -156,10 +269,12 @@ def _still_running(session: Session) -> bool:
 
 
 def _non_empty(path: Path) -> bool:
+    """A regular file with something in it (a FIFO or device is never read)."""
     try:
-        return path.stat().st_size > 0
+        info = path.lstat()
     except OSError:
         return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
 
 
 def _claim(path: Path) -> Path | None:
@@ -199,7 +314,7 @@ def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
     if claimed is None:
         return None
     try:
-        text = claimed.read_text("utf-8", "replace")
+        text = read_regular(claimed, MAX_DUMP_BYTES).decode("utf-8", "replace")
         when = claimed.stat().st_mtime
     except OSError:
         return None
@@ -216,8 +331,8 @@ class _Watched(msgspec.Struct, frozen=True):
 def _read_watched(path: Path) -> dict[str, _Watched]:
     """Watched loop threads by thread id (text); empty when the file is missing or unreadable."""
     try:
-        return msgspec.json.decode(path.read_bytes(), type=dict[str, _Watched])
-    except (OSError, msgspec.DecodeError):
+        return msgspec.json.decode(read_regular_text(path), type=dict[str, _Watched])
+    except (OSError, ValueError, msgspec.DecodeError):
         return {}
 
 

@@ -16,6 +16,7 @@ usual merge — sum durations, concatenate stacks — gives the whole), or go to
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,26 @@ from hawkwatch.model.stack import PyFrame, Stack
 LINE_LIMIT: Final = 16_254
 """Longest record line the store keeps (``collection,key,value``), in UTF-8 bytes."""
 _SAFETY: Final = 64
+
+
+class GcClock:
+    """Collections and time spent collecting, counted by a ``gc.callbacks`` hook (2 clock reads)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total_ns = 0
+        self._started = 0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter_ns()
+        elif self._started:
+            self.total_ns += time.perf_counter_ns() - self._started
+            self.count += 1
+            self._started = 0
+
+    def now(self) -> tuple[int, int]:
+        return self.count, self.total_ns
 
 
 class Episode:
@@ -213,10 +234,7 @@ def task_info(loop: Any, max_frames: int) -> AnrTask | None:
     asyncio = __import__("sys").modules.get("asyncio")
     if asyncio is None or loop is None:
         return None
-    try:
-        task = asyncio.current_task(loop)
-    except Exception:
-        return None
+    task = asyncio.current_task(loop)  # may raise: the caller leaves a trace of it
     if task is None:
         return None
     coro = task.get_coro()

@@ -1,0 +1,130 @@
+"""The stall monitor's decisions, driven check by check on an injected clock (no real stalls).
+
+A ``ScriptedTarget`` answers each check as the test says; the monitor's thread never runs: the
+test calls ``_tick(now)`` itself, so nothing here waits for time to pass.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hawkwatch
+from hawkwatch.agent import current_agent
+from hawkwatch.agent.plugins.stall import StallMonitor
+from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, OK, TARGETS, Poll, Target
+from hawkwatch.model import collections as c
+from tests.builders import agent_records
+
+QUIET = {"resources_enabled": False, "imports_enabled": False, "gc_enabled": False}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class ScriptedTarget(Target):
+    """A loop on the test's own thread whose every poll answer is set by the test."""
+
+    kind = "asyncio"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread_id = threading.get_ident()
+        self.thread_name = threading.current_thread().name
+        self.answer: Poll = (OK, 0.0, 0.0, 0.0)
+
+    def poll(self, now: float, interval: float, sample_after: float) -> Poll:
+        return self.answer
+
+
+@pytest.fixture
+def monitor(hawkwatch_home: Path) -> Iterator[tuple[StallMonitor, Clock, ScriptedTarget]]:
+    hawkwatch.start(stall_enabled=False, stall_threshold_s=0.5, **QUIET)
+    agent = current_agent()
+    assert agent is not None and agent.context is not None
+    clock = Clock()
+    stall = StallMonitor(clock=clock, wall=lambda: clock.now + 1_700_000_000.0)
+    stall.configure(agent.context)
+    target = ScriptedTarget()
+    TARGETS.add(target)
+    yield stall, clock, target
+    target.gone = True
+    TARGETS.snapshot()  # drops it
+    hawkwatch.stop()
+
+
+def stall_in_same_place(
+    stall: StallMonitor, clock: Clock, target: ScriptedTarget, s: float
+) -> None:
+    """A spell of ``s`` seconds: sampled twice while blocked, then answered."""
+    start = clock.now
+    for _ in range(2):
+        clock.now += s / 2
+        target.answer = (BLOCKED, start, 0.0, start)
+        stall._tick(clock.now)
+    target.answer = (ENDED, start, clock.now, start)
+    stall._tick(clock.now)
+    clock.now += 1.0
+    target.answer = (OK, 0.0, 0.0, 0.0)
+    stall._tick(clock.now)
+
+
+def full_stalls() -> list[dict[str, Any]]:
+    return [json.loads(r.value) for r in agent_records(c.ANR) if r.key.endswith("_0")]
+
+
+def test_a_spell_over_the_threshold_is_one_stall_and_a_shorter_one_none(monitor) -> None:
+    stall, clock, target = monitor
+    stall_in_same_place(stall, clock, target, 0.4)  # under the 0.5 s threshold
+    assert full_stalls() == []
+    stall_in_same_place(stall, clock, target, 0.8)
+    [record] = full_stalls()
+    assert record["duration"] == pytest.approx(800, abs=1)
+    assert record["loop"] == "asyncio" and record["thread"] == target.thread_name
+    # the two samples taken while it was blocked, identical, so kept once and counted twice
+    assert [stack["capturedCount"] for stack in record["stacks"]] == [2]
+    assert "stall_in_same_place" in [frame[0] for frame in record["stacks"][0]["frames"]]
+
+
+def test_identical_stalls_back_off_to_short_records(monitor) -> None:
+    stall, clock, target = monitor
+    for _ in range(5):
+        stall_in_same_place(stall, clock, target, 0.8)
+    first, second, third, fourth, fifth = sorted(full_stalls(), key=lambda s: s["startFrom"])
+    assert "point" in first and first["stacks"]
+    assert second["repeat"] == 1 and second["stacks"] == [] and "point" not in second
+    assert second["fingerprint"] == first["fingerprint"]
+    assert second["repeat_of"] == f"{first['startFrom']:.6f}_0"
+    assert "point" in third  # the window after one repeat has passed: a full record again
+    assert "point" in fourth  # the window grows, Fibonacci-like, as in Matrix
+    assert fifth["repeat"] == 4 and fifth["repeat_of"] == f"{fourth['startFrom']:.6f}_0"
+
+
+def test_a_hang_marker_exists_only_while_a_stall_past_the_threshold_lasts(monitor) -> None:
+    stall, clock, target = monitor
+    session = current_agent().session  # type: ignore[union-attr]
+    start = clock.now
+    clock.now += 0.3
+    target.answer = (BLOCKED, start, 0.0, start)
+    stall._tick(clock.now)
+    assert list(session.path.glob("hang-*.json")) == []  # not yet past the threshold
+    clock.now += 0.4
+    stall._tick(clock.now)
+    [marker] = session.path.glob("hang-*.json")
+    info = json.loads(marker.read_text())
+    assert info["start"] == pytest.approx(start + 1_700_000_000.0)
+    assert info["thread_id"] == target.thread_id
+    target.answer = (ENDED, start, clock.now, start)
+    stall._tick(clock.now)
+    assert list(session.path.glob("hang-*.json")) == []
+    assert len(full_stalls()) == 1
