@@ -17,3 +17,6 @@ SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
 """A file the started process writes its session folder's path into, for the supervisor."""
 PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
 """The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""
+PTRACER_VAR: Final = "_HAWKWATCH_PTRACER"
+"""The supervisor's pid, set when its out-of-process sampler runs: the agent names it as an
+allowed tracer (Yama ``PR_SET_PTRACER``). Inherited, so forked and exec'd children do it too."""

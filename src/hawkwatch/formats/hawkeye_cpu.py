@@ -113,6 +113,7 @@ def parse_highload(
                 average_percent=average,
                 roots=roots or (),
                 threads=_threads(data.get("threads")),
+                sampler=sampler if isinstance(sampler := data.get("sampler"), str) else "",
             )
         )
     episodes.sort(key=lambda episode: episode.start_time)

@@ -40,6 +40,7 @@ from hawkwatch.agent.plugins.stall_record import (
     task_info,
     thread_count,
 )
+from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.model import collections as c
 
 _DISCOVERY_PERIOD = 0.5
@@ -94,6 +95,7 @@ class StallMonitor:
         self._last_full_key = ""
         self._library_prefixes: tuple[str, ...] = ()
         self._paused = False
+        self._draw = IntervalDraw()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -202,8 +204,8 @@ class StallMonitor:
             except Exception as exc:  # disabled by the runtime on the scheduler thread
                 self._failure.capture(exc)
                 return
-            if busy:
-                pause = self.sample_interval
+            if busy:  # random phase: samples must not lock onto a periodic blocking pattern
+                pause = min(self._draw.jittered(self.sample_interval), self.interval)
             elif watching:
                 pause = self.interval
             else:

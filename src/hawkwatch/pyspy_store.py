@@ -1,0 +1,132 @@
+"""Where the supervisor puts py-spy's windows: into the sessions of the processes it sampled.
+
+Runs after the program ended, like the supervisor's ``exit-state``: each process's windows go
+into that process's session (the announced one for the program, ``session.json``'s ``pid`` for
+its children) as ``cpu-profile`` records with ``"sampler": "py-spy"``, in the agent's shapes
+(side file ``cpu-profile/<key>.json`` from 15 KB). A session whose process still runs (a daemon
+that outlived the program) is left alone: its agent still writes there. Each ``cpu-highload``
+episode then gets its tree again from py-spy's samples of the windows that lie mostly inside it:
+the tree goes to the ``cpu-highload-stackframe-ext`` side file (readers take it over the agent's)
+and the episode's value is written again with ``"sampler": "py-spy"`` (readers keep a key's last
+record). Everything else the agent recorded stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from hawkwatch.analysis.calltree import build_roots
+from hawkwatch.formats.hawkeye_cpu import read_highload
+from hawkwatch.model import collections as c
+from hawkwatch.model.profile import (
+    EXT_RECORD_END,
+    EXT_THRESHOLD_BYTES,
+    PY_SPY,
+    HighLoadEpisode,
+    Profile,
+    calltree_to_json,
+    is_thread_frame,
+)
+from hawkwatch.pyspy import Window, merged
+from hawkwatch.store import RecordStore, Session, list_sessions
+from hawkwatch.store.session import _process_alive
+
+OVERLAP: float = 0.5
+"""A window feeds an episode's tree when at least this share of it lies inside the episode."""
+
+
+def store_windows(
+    windows: Sequence[Window], announced: Path | None, root_pid: int, since: float
+) -> dict[Path, int]:
+    """Write each process's windows into its session; returns windows written per session."""
+    by_pid = merged(windows)
+    if not by_pid or announced is None:
+        return {}
+    sessions = [
+        s
+        for s in list_sessions(announced.parent)
+        if isinstance(s.metadata.get("pid"), int) and (s.start_time or 0) >= since - 1.0
+    ]
+    written: dict[Path, int] = {}
+    for pid, profiles in by_pid.items():
+        session = _session_of(pid, root_pid, announced, sessions)
+        if session is None or _process_alive(session):
+            continue
+        write_profiles(session, profiles)
+        written[session.path] = len(profiles)
+    return written
+
+
+def _session_of(
+    pid: int, root_pid: int, announced: Path, sessions: Sequence[Session]
+) -> Session | None:
+    mine = [s for s in sessions if s.metadata.get("pid") == pid]
+    if mine:
+        return mine[-1]  # newest: a process that exec'd started a second session
+    return Session(announced) if pid == root_pid else None
+
+
+def write_profiles(session: Session, profiles: Sequence[Profile]) -> None:
+    """``cpu-profile`` records (and side files) for the windows, then the episodes' trees."""
+    store = RecordStore(session.path)  # the writer is gone: this also recovers its buffer
+    try:
+        records = session.records().records
+        for profile in profiles:
+            key, text = _profile_record(session.path, profile)
+            store.store(c.CPU_PROFILE, key, text)
+        episodes = read_highload(session.path, records, is_hawkwatch=True).value
+        values = {r.key: r.value for r in records if r.collection == c.CPU_HIGHLOAD}
+        for episode in episodes:
+            tree = episode_tree(episode, profiles)
+            if tree is None or episode.key not in values:
+                continue
+            value = json.loads(values[episode.key])
+            value["sampler"] = PY_SPY
+            with open(session.path / c.CPU_HIGHLOAD_STACKFRAME_EXT, "a", encoding="utf-8") as f:
+                f.write(f"{episode.key},{_compact(tree)}{EXT_RECORD_END}")
+            store.store(c.CPU_HIGHLOAD, episode.key, _compact(value))
+    finally:
+        store.close()
+
+
+def episode_tree(
+    episode: HighLoadEpisode, profiles: Sequence[Profile]
+) -> list[dict[str, object]] | None:
+    """MTHawkeye's node list from the cpu samples of the windows mostly inside the episode
+    (thread pseudo-frames dropped: the agent's episode trees start at the outermost Python
+    frame); None when no window qualifies."""
+    start, end = episode.start_time, episode.start_time + episode.lasting_s
+    chosen = [
+        p
+        for p in profiles
+        if min(end, p.start_time + p.duration_s) - max(start, p.start_time)
+        >= OVERLAP * p.duration_s
+    ]
+    stacks = [
+        (tuple(f for f in stack if not is_thread_frame(f)), count)
+        for p in chosen
+        for stack, count in p.stacks("cpu")
+    ]
+    roots = build_roots(stacks)
+    return calltree_to_json(roots) if roots else None
+
+
+def _profile_record(folder: Path, profile: Profile) -> tuple[str, str]:
+    key = f"{profile.start_time:.6f}"
+    value = profile.as_json()
+    text = _compact(value)
+    if len(text.encode()) >= EXT_THRESHOLD_BYTES:
+        name = f"{c.CPU_PROFILE_DIR}/py-spy-{key}.json"
+        side = folder / name
+        side.parent.mkdir(exist_ok=True)
+        side.write_text(text, encoding="utf-8")
+        del value["table"], value["counts"]
+        value["file"] = name
+        text = _compact(value)
+    return key, text
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
