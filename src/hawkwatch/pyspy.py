@@ -12,8 +12,9 @@ the default ptrace rules without root (``profiler._allow_supervisor_to_trace`` c
 ``Recorder`` runs ``py-spy record --pid … --subprocesses --format raw --duration W`` back to back
 on a thread of the supervisor, one window per run (``W`` = ``profiler.window_s``, at most 10 s),
 each output a ``Profile`` per process with ``sampler = "py-spy"`` and cpu counts only (py-spy
-leaves idle threads out). ``--subprocesses`` follows forked and spawned children; a program that
-execs is picked up again by the next window. py-spy's own output goes to a pipe: the program's
+leaves idle threads out). ``--subprocesses`` follows forked and spawned children; when the
+program execs (its ``/proc/PID/cmdline`` changes) the window ends at once and the next one
+attaches to the new interpreter. py-spy's own output goes to a pipe: the program's
 output and exit code are never touched. Pure parsing lives here too (``parse_raw``), so tests and
 benchmarks read py-spy's files the same way.
 """
@@ -45,6 +46,8 @@ it): ``benchmarks/profiler_overhead.py`` measured 1.2 % at 100 Hz on a 2-vCPU VM
 the default 1 % budget thus gives 100 Hz, the usual ``max_rate_hz``."""
 
 AGENT_THREAD_PREFIX: Final = "hawkwatch"
+EXEC_POLL_S: Final = 0.05
+"""How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
 _PROCESS = re.compile(r'^process (?P<pid>\d+):')
 _THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>\d+)\)$", re.DOTALL)
@@ -206,14 +209,23 @@ class Recorder:
         with self._lock:
             if self._stop.is_set():
                 return
+            log = output.with_suffix(".log").open("w+b")  # a file: a pipe could fill up
             self._current = child = subprocess.Popen(
-                self._command(output),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
+                self._command(output), stdin=subprocess.DEVNULL, stdout=log, stderr=log
             )
-        _, err = child.communicate()
+        program = _program(self.pid)
+        while True:  # a program that execs another gets a new window (py-spy loses it)
+            try:
+                child.wait(EXEC_POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                if _program(self.pid) != program:
+                    with contextlib.suppress(ProcessLookupError):
+                        child.send_signal(signal.SIGINT)
         end = time.time()
+        with log:
+            log.seek(0)
+            err = log.read()
         with self._lock:
             self._current = None
         try:
@@ -229,6 +241,15 @@ class Recorder:
         for pid, stacks in per_pid.items():
             window.profiles[pid] = window_profile(stacks, start, end - start, self.options.rate_hz)
         self.windows.append(window)
+
+
+def _program(pid: int) -> bytes:
+    """What ``pid`` runs (its command line): changes when it execs."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
 
 
 def _alive(pid: int) -> bool:

@@ -49,23 +49,43 @@ def store_windows(
         for s in list_sessions(announced.parent)
         if isinstance(s.metadata.get("pid"), int) and (s.start_time or 0) >= since - 1.0
     ]
-    written: dict[Path, int] = {}
+    grouped: dict[Path, tuple[Session, list[Profile]]] = {}
     for pid, profiles in by_pid.items():
-        session = _session_of(pid, root_pid, announced, sessions)
-        if session is None or _process_alive(session):
-            continue
+        for profile in profiles:
+            session = _session_of(pid, profile, root_pid, announced, sessions)
+            if session is not None:
+                grouped.setdefault(session.path, (session, []))[1].append(profile)
+    written: dict[Path, int] = {}
+    for path, (session, profiles) in grouped.items():
+        if _process_alive(session):
+            continue  # a daemon that outlived the program: its agent still writes there
         write_profiles(session, profiles)
-        written[session.path] = len(profiles)
+        written[path] = len(profiles)
     return written
 
 
 def _session_of(
-    pid: int, root_pid: int, announced: Path, sessions: Sequence[Session]
+    pid: int, profile: Profile, root_pid: int, announced: Path, sessions: Sequence[Session]
 ) -> Session | None:
-    mine = [s for s in sessions if s.metadata.get("pid") == pid]
+    """The session of ``pid`` that was running at the window's middle: a process that exec'd
+    a new Python program has one session per program, told apart by when each agent started."""
+    middle = profile.start_time + profile.duration_s / 2
+    mine = sorted((_agent_started(s), s) for s in sessions if s.metadata.get("pid") == pid)
+    before = [s for started, s in mine if started <= middle]
+    if before:
+        return before[-1]
     if mine:
-        return mine[-1]  # newest: a process that exec'd started a second session
+        return mine[0][1]
     return Session(announced) if pid == root_pid else None
+
+
+def _agent_started(session: Session) -> float:
+    metadata = session.metadata
+    profiler = metadata.get("profiler")
+    started = profiler.get("started") if isinstance(profiler, dict) else None
+    if isinstance(started, int | float):
+        return float(started)
+    return session.start_time or 0.0
 
 
 def write_profiles(session: Session, profiles: Sequence[Profile]) -> None:

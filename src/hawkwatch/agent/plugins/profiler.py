@@ -232,6 +232,7 @@ class ProfilerMonitor:
             "rate_hz": config.rate_hz,
             "window_s": config.window_s,
             "thread_cpu_source": sampler.reader.source,
+            "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
         }
         ctx.session.write_metadata(metadata)
         self._window = Window(time.time(), time.monotonic())
