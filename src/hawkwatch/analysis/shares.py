@@ -23,4 +23,6 @@ def wilson_interval(hits: int, total: int, z: float = Z95) -> tuple[float, float
     z2 = z * z
     centre = (p + z2 / (2 * total)) / (1 + z2 / total)
     half = z * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total)) / (1 + z2 / total)
-    return max(centre - half, 0.0), min(centre + half, 1.0)
+    low = 0.0 if hits <= 0 else max(centre - half, 0.0)
+    high = 1.0 if hits >= total else min(centre + half, 1.0)
+    return low, high
