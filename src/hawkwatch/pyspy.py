@@ -46,6 +46,8 @@ it): ``benchmarks/profiler_overhead.py`` measured 1.2 % at 100 Hz on a 2-vCPU VM
 the default 1 % budget thus gives 100 Hz, the usual ``max_rate_hz``."""
 
 AGENT_THREAD_PREFIX: Final = "hawkwatch"
+AGENT_DIR: Final = str(Path(__file__).resolve().parent / "agent") + "/"
+"""Stacks through the agent's own code (its start-up in the main thread) are left out too."""
 EXEC_POLL_S: Final = 0.05
 """How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
 _PROCESS = re.compile(r'^process (?P<pid>\d+):')
@@ -69,13 +71,16 @@ def default_rate(budget: float, fixed_hz: float, max_hz: float, min_hz: float) -
     return min(max(budget / COST_PER_SAMPLE_S, min_hz), max_hz)
 
 
-def parse_raw(text: str, root_pid: int) -> dict[int, dict[tuple[PyFrame, ...], int]]:
+def parse_raw(
+    text: str, root_pid: int, skip_dir: str = AGENT_DIR
+) -> dict[int, dict[tuple[PyFrame, ...], int]]:
     """py-spy's ``--format raw --threads`` lines → per process id, stacks (innermost first,
     outermost a thread pseudo-frame as the in-process profiler writes it) and counts.
 
     Lines without a ``process PID:`` prefix belong to ``root_pid`` (py-spy adds the prefix only
     for processes other than the one it was given, or when that one is not Python). Lines that
-    do not parse are skipped.
+    do not parse are skipped, and so are the agent's threads and stacks through ``skip_dir``
+    (the agent's code), as the in-process sampler leaves itself out.
     """
     found: dict[int, dict[tuple[PyFrame, ...], int]] = {}
     for line in text.splitlines():
@@ -102,6 +107,8 @@ def parse_raw(text: str, root_pid: int) -> dict[int, dict[tuple[PyFrame, ...], i
                 frames.append(PyFrame(text_frame, "", 0))
             else:
                 frames.append(PyFrame(match["func"], match["file"], int(match["line"])))
+        if skip_dir and any(frame.file.startswith(skip_dir) for frame in frames):
+            continue
         stack = tuple(reversed(frames))
         per_pid = found.setdefault(pid, {})
         per_pid[stack] = per_pid.get(stack, 0) + int(count_text)
