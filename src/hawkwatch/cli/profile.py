@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         for profile in profiles.value:
             print(
                 f"window {profile.start_time:.6f}\t{profile.duration_s:.1f} s\t"
-                f"{profile.samples} samples\t{profile.rate_hz:.1f} Hz"
+                f"{profile.samples} samples\t{profile.rate_hz:.1f} Hz\t{profile.sampler}"
             )
         return 0
     tree, source = _choose(session, args, episodes.value, profiles.value)
@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         where = "stdout"
     note = f"; skipped {skipped} unreadable record{'s' if skipped != 1 else ''}" if skipped else ""
+    if tree.sampler:
+        source = f"{source}, sampler {tree.sampler}"
     print(
         f"hawkwatch: wrote {where}: {tree.total:,} samples ({source}){note}; "
         f"open it with {_VIEWERS[args.format]}",

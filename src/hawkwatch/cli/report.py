@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import linecache
 import sys
+from typing import Any
 
 from hawkwatch.analysis.session_report import build_session_report
 from hawkwatch.cli._sessions import add_session_arguments, find_session
@@ -73,4 +74,12 @@ def _cpu_summary(session: Session, records: list[Record]) -> CpuSummary | None:
         profiles.value,
         start=session.start_time,
         skipped=len(episodes.skipped) + len(profiles.skipped),
+        short_burn=_short_burn(session),
     )
+
+
+def _short_burn(session: Session) -> dict[str, Any] | None:
+    """The agent's note of the longest burn too short for an episode (``session.json``)."""
+    cpu = session.metadata.get("cpu")
+    burn = cpu.get("longest_short_burn") if isinstance(cpu, dict) else None
+    return burn if isinstance(burn, dict) else None
