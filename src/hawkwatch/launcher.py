@@ -28,6 +28,8 @@ from hawkwatch.errors import ConfigError, HawkwatchError
 from hawkwatch.model import collections as c
 from hawkwatch.runenv import (
     BOOTSTRAP_DIR,
+    IN_PROCESS_SHARE,
+    OUTSIDE_SAMPLER_VAR,
     PTRACER_VAR,
     PYTHON_VAR,
     SESSION_FILE_VAR,
@@ -102,6 +104,7 @@ def run_program(command: list[str], module: str | None, options: Mapping[str, st
         env = build_environment(os.environ, options, session_file)
         if sampler is not None:
             env[PTRACER_VAR] = str(os.getpid())
+            env[OUTSIDE_SAMPLER_VAR] = "py-spy"
         returncode = _supervise(argv, env, sampler.start if sampler else None)
         if sampler is not None:
             sampler.stop()
@@ -144,7 +147,8 @@ class OutsideSampler:
                     "pip install 'hawkwatch[profile]'"
                 )
             return None
-        rate = default_rate(config.budget, config.rate_hz, config.max_rate_hz, config.min_rate_hz)
+        budget = config.budget * (1 - IN_PROCESS_SHARE)  # the in-process sampler keeps the rest
+        rate = default_rate(budget, config.rate_hz, config.max_rate_hz, config.min_rate_hz)
         return cls(
             RecorderOptions(
                 rate_hz=rate,

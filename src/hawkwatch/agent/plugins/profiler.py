@@ -55,7 +55,7 @@ from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, IN_PROCESS, Profile, thread_frame
 from hawkwatch.model.stack import PyFrame, StackTable
-from hawkwatch.runenv import PTRACER_VAR
+from hawkwatch.runenv import IN_PROCESS_SHARE, OUTSIDE_SAMPLER_VAR, PTRACER_VAR
 
 THREAD_NAME: Final = "hawkwatch-profiler"
 HANDOFF_ALLOWANCE_S: Final = 250e-6
@@ -228,7 +228,8 @@ class ProfilerMonitor:
         _allow_supervisor_to_trace()
         metadata = ctx.session.metadata
         metadata["profiler"] = {
-            "budget": config.budget,
+            "budget": _budget(config),
+            "outside": os.environ.get(OUTSIDE_SAMPLER_VAR, ""),
             "rate_hz": config.rate_hz,
             "window_s": config.window_s,
             "thread_cpu_source": sampler.reader.source,
@@ -263,6 +264,7 @@ class ProfilerMonitor:
     def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
         config = ctx.config.profiler
         draw = self.draw
+        budget = _budget(config)
         me = threading.get_ident()
         fixed = 1.0 / config.rate_hz if config.rate_hz > 0 else 0.0
         shortest = 1.0 / config.max_rate_hz
@@ -284,11 +286,11 @@ class ProfilerMonitor:
                     now = time.monotonic()
                     if now - window.start_mono >= config.window_s:
                         self._window = Window(time.time(), now)
-                        self._write(ctx, window.profile(now, 0.0 if fixed else config.budget))
+                        self._write(ctx, window.profile(now, 0.0 if fixed else budget))
                 charged = spent + HANDOFF_ALLOWANCE_S
                 cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
                 if not fixed:
-                    period = min(max(cost / config.budget, shortest), longest)
+                    period = min(max(cost / budget, shortest), longest)
                 # behind schedule: carry on, never catch up in bursts
                 due = max(due + draw.exponential(period), now)
         except Exception as exc:  # raised again on the scheduler thread by the firewall
@@ -319,7 +321,8 @@ class ProfilerMonitor:
         with self._lock:
             window, self._window = self._window, None
         if ctx is not None and window is not None and window.samples:
-            budget = 0.0 if ctx.config.profiler.rate_hz > 0 else ctx.config.profiler.budget
+            config = ctx.config.profiler
+            budget = 0.0 if config.rate_hz > 0 else _budget(config)
             self._write(ctx, window.profile(time.monotonic(), budget))
 
     def after_fork_child(self) -> None:
@@ -330,6 +333,13 @@ class ProfilerMonitor:
         self._window = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+
+
+def _budget(config: ProfilerConfig) -> float:
+    """The in-process sampler's budget: all of it, or its share when py-spy samples too."""
+    if os.environ.get(OUTSIDE_SAMPLER_VAR):
+        return config.budget * IN_PROCESS_SHARE
+    return config.budget
 
 
 def _allow_supervisor_to_trace() -> None:
