@@ -218,7 +218,11 @@ class Recorder:
                 return
             log = output.with_suffix(".log").open("w+b")  # a file: a pipe could fill up
             self._current = child = subprocess.Popen(
-                self._command(output), stdin=subprocess.DEVNULL, stdout=log, stderr=log
+                self._command(output),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
             )
         program = _program(self.pid)
         while True:  # a program that execs another gets a new window (py-spy loses it)

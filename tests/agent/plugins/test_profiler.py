@@ -242,3 +242,14 @@ def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path
     finally:
         monitor.stop()
     assert asked[:5] == [pytest.approx(1 / 250)] * 5
+
+
+def test_beside_py_spy_the_in_process_sampler_keeps_a_fifth_of_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hawkwatch.agent.plugins.profiler import _budget
+    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR
+
+    assert _budget(ProfilerConfig(budget=0.01)) == 0.01
+    monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
+    assert _budget(ProfilerConfig(budget=0.01)) == pytest.approx(0.002)
