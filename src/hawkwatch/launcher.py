@@ -97,7 +97,7 @@ def run_program(command: list[str], module: str | None, options: Mapping[str, st
     # a typo is a clear error before anything starts
     config = load_config(dict(options), strict=True).config
     argv = build_command(command, module)
-    sampler = OutsideSampler.for_config(config.profiler)
+    sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
     since = time.time()
     with tempfile.TemporaryDirectory(prefix="hawkwatch-run-") as scratch:
         session_file = Path(scratch) / "session"
