@@ -68,3 +68,22 @@ def test_the_default_rate_is_what_the_budget_pays_for_within_the_limits() -> Non
     assert default_rate(0.001, 0.0, 100.0, 1.0) == 10.0
     assert default_rate(0.0001, 0.0, 100.0, 2.0) == 2.0
     assert default_rate(0.01, 37.0, 100.0, 1.0) == 37.0
+
+
+def test_thread_totals_are_cut_to_the_cpu_each_thread_used() -> None:
+    from hawkwatch.pyspy import cpu_weighted, parse_raw_threads
+
+    raw = "\n".join([
+        "thread (11): MainThread;<module> (/a.py:1);f (/a.py:2) 60",
+        "thread (11): MainThread;<module> (/a.py:1);g (/a.py:3) 40",
+        "thread (12): waiter;Condition.wait (/py/threading.py:327) 30",
+        "thread (13): unknown;h (/a.py:9) 5",
+    ])  # fmt: skip
+    threads = parse_raw_threads(raw, 11)
+    assert set(threads) == {(11, 11), (11, 12), (11, 13)}
+    # MainThread ran 0.5 s of a 1 s window (100 Hz: 50 samples earned), the waiter 0.001 s
+    (stacks,) = cpu_weighted(threads, {11: 0.5, 12: 0.001}, 100.0).values()
+    by_func = {stack[0].func: n for stack, n in stacks.items()}
+    assert by_func == {"f": 30, "g": 20, "h": 5}  # in proportion; no reading: kept as it was
+    (kept,) = cpu_weighted(threads, {11: 2.0, 12: 1.0}, 100.0).values()
+    assert sum(kept.values()) == 135  # never raised above what py-spy saw

@@ -22,6 +22,7 @@ benchmarks read py-spy's files the same way.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import signal
@@ -30,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -82,7 +83,16 @@ def parse_raw(
     do not parse are skipped, and so are the agent's threads and stacks through ``skip_dir``
     (the agent's code), as the in-process sampler leaves itself out.
     """
-    found: dict[int, dict[tuple[PyFrame, ...], int]] = {}
+    return _by_pid(parse_raw_threads(text, root_pid, skip_dir))
+
+
+ThreadStacks = dict[tuple[int, int], dict[tuple[PyFrame, ...], int]]
+"""Stacks and counts per ``(pid, native thread id)`` (thread id -1 when py-spy gave none)."""
+
+
+def parse_raw_threads(text: str, root_pid: int, skip_dir: str = AGENT_DIR) -> ThreadStacks:
+    """``parse_raw``, kept apart per thread (for ``cpu_weighted``)."""
+    found: ThreadStacks = {}
     for line in text.splitlines():
         body, _, count_text = line.rpartition(" ")
         if not count_text.isdigit() or not body:
@@ -110,8 +120,75 @@ def parse_raw(
         if skip_dir and any(frame.file.startswith(skip_dir) for frame in frames):
             continue
         stack = tuple(reversed(frames))
+        tid = int(thread["tid"]) if thread["tid"].isdigit() else -1
+        per_thread = found.setdefault((pid, tid), {})
+        per_thread[stack] = per_thread.get(stack, 0) + int(count_text)
+    return found
+
+
+def _by_pid(threads: ThreadStacks) -> dict[int, dict[tuple[PyFrame, ...], int]]:
+    found: dict[int, dict[tuple[PyFrame, ...], int]] = {}
+    for (pid, _), stacks in threads.items():
         per_pid = found.setdefault(pid, {})
-        per_pid[stack] = per_pid.get(stack, 0) + int(count_text)
+        for stack, count in stacks.items():
+            per_pid[stack] = per_pid.get(stack, 0) + count
+    return found
+
+
+def cpu_weighted(
+    threads: ThreadStacks, cpu_s: Mapping[int, float], rate_hz: float
+) -> dict[int, dict[tuple[PyFrame, ...], int]]:
+    """Per process, stacks whose per-thread totals are cut to the CPU each thread really used.
+
+    py-spy counts a thread as active when the OS says it may run, so a thread that is runnable
+    but waiting for a core — or, now and then, one blocked on a lock — gets samples it did not
+    spend on a CPU. Over a window the kernel's count (``cpu_s``: CPU seconds per native thread
+    id, from ``schedstat``) says how many samples a thread can have earned at ``rate_hz``; a
+    thread with more keeps that many, spread over its stacks in proportion (largest remainders).
+    py-spy says where a thread was, the kernel how long it ran. Threads without a reading keep
+    their counts."""
+    weighted: ThreadStacks = {}
+    for key, stacks in threads.items():
+        used = cpu_s.get(key[1])
+        total = sum(stacks.values())
+        earned = total if used is None else min(total, round(used * rate_hz))
+        weighted[key] = stacks if earned == total else _scaled(stacks, earned, total)
+    return _by_pid(weighted)
+
+
+def _scaled(
+    stacks: dict[tuple[PyFrame, ...], int], earned: int, total: int
+) -> dict[tuple[PyFrame, ...], int]:
+    exact = {stack: count * earned / total for stack, count in stacks.items()}
+    scaled = {stack: int(value) for stack, value in exact.items()}
+    left = earned - sum(scaled.values())
+    for stack in sorted(exact, key=lambda s: scaled[s] - exact[s])[:left]:
+        scaled[stack] += 1
+    return {stack: count for stack, count in scaled.items() if count}
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds of every thread of ``pid`` and its descendants, by native thread id
+    (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU)."""
+    pids = [pid]
+    try:
+        import psutil
+
+        pids += [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except Exception:  # noqa: BLE001 (gone, or no permission: what can be read is enough)
+        pass
+    found: dict[int, float] = {}
+    for one in pids:
+        try:
+            tids = os.listdir(f"/proc/{one}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{one}/task/{tid}/schedstat", "rb") as f:
+                    found[int(tid)] = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                continue
     return found
 
 
@@ -212,6 +289,7 @@ class Recorder:
                     return  # py-spy cannot attach here: stop trying
 
     def _one(self, output: Path) -> None:
+        cpu_before = thread_cpu_seconds(self.pid)
         start = time.time()
         with self._lock:
             if self._stop.is_set():
@@ -247,7 +325,9 @@ class Recorder:
                 self.errors.append(message[-1] if message else f"py-spy exit {child.returncode}")
                 time.sleep(0.2)
             return
-        per_pid = parse_raw(text, self.pid)
+        cpu_after = thread_cpu_seconds(self.pid)
+        used = {t: s - cpu_before.get(t, 0.0) for t, s in cpu_after.items()}
+        per_pid = cpu_weighted(parse_raw_threads(text, self.pid), used, self.options.rate_hz)
         window = Window(start, end)
         for pid, stacks in per_pid.items():
             window.profiles[pid] = window_profile(stacks, start, end - start, self.options.rate_hz)
