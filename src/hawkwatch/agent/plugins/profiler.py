@@ -12,7 +12,7 @@ Waits between samples are drawn from an exponential distribution around the rate
 (``agent.sampling``): sample times form a Poisson process, so periodic work cannot alias with
 the sampler. Such a sampler still only runs when the running thread lets go of the GIL (at
 calls and loop back-edges), which biases its stacks toward those points; under ``hawkwatch run``
-the supervisor's out-of-process sampler (``launcher_pyspy``) has no such bias, and its windows
+the supervisor's out-of-process sampler (``hawkwatch.pyspy``) has no such bias, and its windows
 are preferred by readers in cpu mode (``Profile.sampler`` tells which made a window).
 
 Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record (key = window
