@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -52,6 +53,7 @@ STALL_OFF = ["-ostall.enabled=false"]
 # name: values of one loop each, at scale 1 (~6–8 s on a 2-vCPU VM)
 PYPERFORMANCE = {"raytrace": 25, "richards": 120, "go": 18, "json_dumps": 600}
 DRIVER = HERE / "workloads" / "timed_run.py"
+
 
 
 def workload_argv(name: str, scale: float) -> list[str]:
@@ -121,19 +123,24 @@ def run_pyspy(name: str, scale: float, work: Path, pyspy: str) -> Counter[str]:
     return counts
 
 
-def compare(a: Counter[str], b: Counter[str]) -> tuple[bool, float, list[str]]:
-    """(same top-5 set, largest gap in points over both top-10s, table lines)."""
+def compare(a: Counter[str], b: Counter[str]) -> tuple[bool, float, float, list[str]]:
+    """(same top-5 set, largest gap in points over both top-10s, the 95 % sampling band of that
+    gap — a difference of two binomial shares — and the table lines)."""
     ta, tb = sum(a.values()) or 1, sum(b.values()) or 1
     top_a = [k for k, _ in a.most_common(10)]
     top_b = [k for k, _ in b.most_common(10)]
     same5 = set(top_a[:5]) == set(top_b[:5])
-    gap = max((abs(a[k] / ta - b[k] / tb) * 100 for k in {*top_a, *top_b}), default=0.0)
+    gaps = {k: abs(a[k] / ta - b[k] / tb) * 100 for k in {*top_a, *top_b}}
+    gap = max(gaps.values(), default=0.0)
+    widest = max(gaps, key=lambda k: gaps[k], default="")
+    p = (a[widest] + b[widest]) / (ta + tb) if widest else 0.0
+    band = 1.96 * math.sqrt(p * (1 - p) * (1 / ta + 1 / tb)) * 100
     lines = []
     for i in range(10):
         left = f"{a[top_a[i]] / ta * 100:5.1f}% {top_a[i][:40]:40}" if i < len(top_a) else " " * 47
         right = f"{b[top_b[i]] / tb * 100:5.1f}% {top_b[i][:40]}" if i < len(top_b) else ""
         lines.append(f"  {i + 1:>2}  {left}   {right}")
-    return same5, gap, lines
+    return same5, gap, band, lines
 
 
 def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str]:
@@ -152,13 +159,14 @@ def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str
             n = (sum(outside.values()), sum(inside.values()), sum(peer.values()))
             print(f"\n{name}: self time, {runs} runs each; samples: hawkwatch py-spy {n[0]}, "
                   f"hawkwatch in-process {n[1]}, py-spy {n[2]}")  # fmt: skip
-            same5, gap, lines = compare(outside, peer)
+            same5, gap, band, lines = compare(outside, peer)
             print(f"  {'#':>2}  {'hawkwatch (py-spy engine)':47}   py-spy record (blocking)")
             print("\n".join(lines))
-            in5, in_gap, _ = compare(inside, peer)
+            in5, in_gap, _, _ = compare(inside, peer)
             verdict = "met" if same5 and gap <= 3 else "NOT met"
             print(f"  hawkwatch py-spy engine vs py-spy: same top-5 {same5}, largest gap "
-                  f"{gap:.2f} pp ({verdict}); in-process sampler vs py-spy: same top-5 {in5}, "
+                  f"{gap:.2f} pp, sampling noise ±{band:.2f} pp ({verdict}); "
+                  f"in-process sampler vs py-spy: same top-5 {in5}, "
                   f"largest gap {in_gap:.2f} pp")  # fmt: skip
             inner = f"in-process {in_gap:.2f} pp/{'same' if in5 else 'different'}"
             summary.append(
