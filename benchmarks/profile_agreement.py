@@ -11,7 +11,9 @@ of hawkwatch's own suite (``tests/model tests/analysis tests/formats``, browser 
 
 Agreement: runs alternate ``hawkwatch run --profile -o profiler.rate_hz=100`` (out-of-process
 py-spy engine, blocking mode; the agent's in-process sampler runs beside it at 100 Hz) and
-``py-spy record --rate 100`` (blocking mode) on the same command, ``--runs`` times each. Self
+``py-spy record --rate 100 --subprocesses`` (blocking mode) on ``hawkwatch run`` with the
+profiler off — the same program, agent included — ``--runs`` times each; the agent's own
+start-up frames are left out of both. Self
 samples are summed per function over the runs. Per workload: the top 10 of each, whether the
 top-5 sets match, and the largest gap in points over the union of both top-10s, for hawkwatch's
 py-spy windows and, for contrast, its in-process windows.
@@ -56,11 +58,13 @@ DRIVER = HERE / "workloads" / "timed_run.py"
 
 
 
-def workload_argv(name: str, scale: float) -> list[str]:
+def workload_argv(name: str, scale: float, work: Path | None = None) -> list[str]:
     if name == "pytest":
         skip = "not viewer and not speedscope and not chromium and not any_records_give"
-        return ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/model",
-                "tests/analysis", "tests/formats", "-k", skip]  # fmt: skip
+        # a fresh --basetemp per run: no run pays for removing another's old temporary folders
+        basetemp = (work or Path(tempfile.gettempdir())) / f"basetemp-{os.urandom(4).hex()}"
+        return ["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
+                "tests/model", "tests/analysis", "tests/formats", "-k", skip]  # fmt: skip
     import pyperformance
 
     base = Path(pyperformance.__file__).parent / "data-files" / "benchmarks"
@@ -94,7 +98,7 @@ def run_hawkwatch(name: str, scale: float, work: Path) -> tuple[Counter[str], Co
     home = work / f"hw-{len(list(work.iterdir()))}"
     command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
                *MONITORS_OFF, *STALL_OFF, "-o", "profiler.rate_hz=100", "--",
-               sys.executable, *workload_argv(name, scale)]  # fmt: skip
+               sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, env=_env(home), capture_output=True, text=True,
                           check=False)  # fmt: skip
     if done.returncode not in (0, 1):
@@ -110,10 +114,13 @@ def run_hawkwatch(name: str, scale: float, work: Path) -> tuple[Counter[str], Co
 
 def run_pyspy(name: str, scale: float, work: Path, pyspy: str) -> Counter[str]:
     raw = work / "peer.txt"
+    # the same program: under hawkwatch run with the profiler off, so the agent's own effects
+    # on the program (its imports, a larger heap for the GC) are in both arms
+    hawkwatch = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF,
+                 *STALL_OFF, "--", sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
     command = [pyspy, "record", "--rate", "100", "--format", "raw", "--threads",
-               "--subprocesses", "--full-filenames", "-o", str(raw), "--",
-               sys.executable, *workload_argv(name, scale)]  # fmt: skip
-    done = subprocess.run(command, cwd=REPO, env=_env(work / "none"), capture_output=True,
+               "--subprocesses", "--full-filenames", "-o", str(raw), "--", *hawkwatch]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, env=_env(work / "peer"), capture_output=True,
                           check=False)  # fmt: skip
     if not raw.exists():
         raise SystemExit(f"py-spy on {name} failed: {done.stderr[-1500:]!r}")
