@@ -140,12 +140,14 @@ class OutsideSampler:
         from hawkwatch.pyspy import RecorderOptions, default_rate, find_pyspy
 
         executable = find_pyspy()
-        if executable is None:
+        problem = None
+        if not sys.platform.startswith("linux"):  # elsewhere py-spy needs root
+            problem = "the py-spy engine runs on Linux only"
+        elif executable is None:
+            problem = "py-spy is not installed: pip install 'hawkwatch[profile]'"
+        if problem is not None or executable is None:
             if config.engine == "py-spy":
-                raise ConfigError(
-                    "profiler.engine = 'py-spy' but py-spy is not installed: "
-                    "pip install 'hawkwatch[profile]'"
-                )
+                raise ConfigError(f"profiler.engine = 'py-spy' but {problem}")
             return None
         budget = config.budget * (1 - IN_PROCESS_SHARE)  # the in-process sampler keeps the rest
         rate = default_rate(budget, config.rate_hz, config.max_rate_hz, config.min_rate_hz)
