@@ -87,3 +87,21 @@ def test_thread_totals_are_cut_to_the_cpu_each_thread_used() -> None:
     assert by_func == {"f": 30, "g": 20, "h": 5}  # in proportion; no reading: kept as it was
     (kept,) = cpu_weighted(threads, {11: 2.0, 12: 1.0}, 100.0).values()
     assert sum(kept.values()) == 135  # never raised above what py-spy saw
+
+
+def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
+    import pytest
+
+    from hawkwatch.config import ProfilerConfig
+    from hawkwatch.errors import ConfigError
+    from hawkwatch.launcher import OutsideSampler
+
+    with pytest.raises(ConfigError, match="profiler.engine = 'bogus': use one of auto"):
+        OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="bogus"))
+    assert OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="in-process")) is None
+    assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
+    chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
+    assert chosen is not None
+    assert chosen.options.rate_hz == 80.0  # 80 % of the 1 % budget at 100 µs a sample
+    fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
+    assert fixed is not None and fixed.options.rate_hz == 37
