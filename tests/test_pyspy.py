@@ -96,7 +96,7 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     from hawkwatch.errors import ConfigError
     from hawkwatch.launcher import OutsideSampler
 
-    with pytest.raises(ConfigError, match="profiler.engine = 'bogus': use one of auto"):
+    with pytest.raises(ConfigError, match=r"profiler\.engine = 'bogus': use one of auto"):
         OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="bogus"))
     assert OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="in-process")) is None
     assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
