@@ -23,8 +23,9 @@ Overhead (section 2): a driver runs the workload's body and reports its own wall
 rounds after a warm-up: ``plain`` (and ``aa``, the noise floor), ``hw-off`` (hawkwatch run,
 every monitor off: the baseline of the hawkwatch arms), ``hw-pyspy-100``/``hw-pyspy-budget``
 (only the profiler, py-spy engine at 100 Hz / at the default 1 % budget), ``hw-inproc-100``/
-``hw-inproc-budget`` (in-process engine), and ``py-spy`` (py-spy record at 100 Hz, against
-``plain``). Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
+``hw-inproc-budget`` (in-process engine), ``hw-pyspy-budget-block`` (py-spy pausing the
+program for each sample, ``profiler.pyspy_nonblocking=false``), and ``py-spy`` (py-spy record
+at 100 Hz, against ``plain``). Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
 """
 
 from __future__ import annotations
@@ -182,8 +183,8 @@ def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str
     return summary
 
 
-ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-inproc-100",
-        "hw-inproc-budget", "py-spy")  # fmt: skip
+ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-budget-block",
+        "hw-inproc-100", "hw-inproc-budget", "py-spy")  # fmt: skip
 BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
 
 
@@ -193,6 +194,8 @@ def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> li
     profiled = {
         "hw-pyspy-100": ["--profile", "-oprofiler.engine=py-spy", "-oprofiler.rate_hz=100"],
         "hw-pyspy-budget": ["--profile", "-oprofiler.engine=py-spy"],
+        "hw-pyspy-budget-block": ["--profile", "-oprofiler.engine=py-spy",
+                                  "-oprofiler.pyspy_nonblocking=false"],
         "hw-inproc-100": ["--profile", "-oprofiler.engine=in-process", "-oprofiler.rate_hz=100"],
         "hw-inproc-budget": ["--profile", "-oprofiler.engine=in-process"],
     }
@@ -206,14 +209,17 @@ def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> li
     return [*hw, *profiled[arm], "--", *body]
 
 
-def overhead(names: list[str], rounds: int, scale: float, pyspy: str) -> list[str]:
+def overhead(
+    names: list[str], rounds: int, scale: float, pyspy: str, arms: Sequence[str] = ARMS
+) -> list[str]:
     summary: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hw-agreement-ovh-") as tmp:
         work = Path(tmp)
         for name in names:
-            times: dict[str, list[tuple[float, float]]] = {arm: [] for arm in ARMS}
+            times: dict[str, list[tuple[float, float]]] = {arm: [] for arm in arms}
             for round_number in range(rounds + 1):  # round 0 warms up
-                order = ARMS[round_number % len(ARMS) :] + ARMS[: round_number % len(ARMS)]
+                shift = round_number % len(arms)
+                order = [*arms[shift:], *arms[:shift]]
                 for arm in order:
                     done = subprocess.run(
                         arm_command(arm, name, scale, work, pyspy), cwd=REPO,
@@ -228,8 +234,10 @@ def overhead(names: list[str], rounds: int, scale: float, pyspy: str) -> list[st
             print(f"\noverhead on {name} ({rounds} rounds, median of per-round ratios "
                   "[min … max]):")  # fmt: skip
             print(f"  {'arm':18} {'vs':8} {'wall':>26} {'cpu':>26}")
-            for arm in ARMS[1:]:
+            for arm in arms:
                 base = BASELINE.get(arm, "hw-off")
+                if arm == base or base not in times:
+                    continue
                 cells = []
                 for column in (0, 1):
                     ratios = [a[column] / b[column] - 1 for a, b in zip(times[arm], times[base],
@@ -237,8 +245,7 @@ def overhead(names: list[str], rounds: int, scale: float, pyspy: str) -> list[st
                     cells.append(f"{statistics.median(ratios) * 100:+6.2f}% "
                                  f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]")
                 print(f"  {arm:18} {base:8} {cells[0]:>26} {cells[1]:>26}")
-                if arm in ("aa", "hw-pyspy-budget", "hw-inproc-budget", "hw-pyspy-100",
-                           "py-spy"):  # fmt: skip
+                if arm != "hw-off":
                     summary.append(f"{name} {arm} wall {cells[0].split()[0]} cpu "
                                    f"{cells[1].split()[0]}")  # fmt: skip
     return summary
@@ -251,6 +258,7 @@ def main() -> int:
     parser.add_argument("--workloads", default="all")
     parser.add_argument("--overhead-rounds", type=int, default=5)
     parser.add_argument("--overhead-workloads", default="raytrace,richards")
+    parser.add_argument("--arms", default=",".join(ARMS), help="overhead arms to run")
     parser.add_argument("--overhead-scale", type=float, default=0.5)
     args = parser.parse_args()
     pyspy = find_pyspy()
@@ -263,7 +271,8 @@ def main() -> int:
     summary = agreement(names, args.runs, args.scale, pyspy) if args.runs else []
     ovh_names = [n for n in args.overhead_workloads.split(",") if n]
     if args.overhead_rounds and ovh_names:
-        summary += overhead(ovh_names, args.overhead_rounds, args.overhead_scale, pyspy)
+        arms = tuple(args.arms.split(","))
+        summary += overhead(ovh_names, args.overhead_rounds, args.overhead_scale, pyspy, arms)
     print("summary: " + "; ".join(summary))
     return 0
 
