@@ -42,9 +42,9 @@ from hawkwatch.model.stack import PyFrame, StackTable
 MAX_WINDOW_S: Final = 10.0
 """A window is written at least this often, so a program killed early still has a profile."""
 COST_PER_SAMPLE_S: Final = 100e-6
-"""What one blocking py-spy sample costs the program (pausing it, reading its frames, resuming
-it): ``benchmarks/profiler_overhead.py`` measured 1.2 % at 100 Hz on a 2-vCPU VM, so 100 µs;
-py-spy gets 80 % of the default 1 % budget: 80 Hz."""
+"""What the budget pays per py-spy sample: about what a blocking sample (pause, read, resume)
+cost the program in ``benchmarks/profile_agreement.py`` (+1.2 % CPU at 80 Hz); reading without
+pausing, the default, costs it less. py-spy gets 80 % of the default 1 % budget: 80 Hz."""
 
 AGENT_THREAD_PREFIX: Final = "hawkwatch"
 AGENT_DIR: Final = str(Path(__file__).resolve().parent / "agent") + "/"
