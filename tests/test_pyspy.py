@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hawkwatch.model.profile import PY_SPY, HighLoadEpisode, Profile, thread_frame
 from hawkwatch.model.stack import PyFrame
 from hawkwatch.pyspy import default_rate, parse_raw, window_profile
@@ -64,8 +66,8 @@ def test_an_episode_tree_takes_the_windows_mostly_inside_it_without_thread_frame
 
 
 def test_the_default_rate_is_what_the_budget_pays_for_within_the_limits() -> None:
-    assert default_rate(0.01, 0.0, 100.0, 1.0) == 100.0
-    assert default_rate(0.001, 0.0, 100.0, 1.0) == 10.0
+    assert default_rate(0.1, 0.0, 100.0, 1.0) == 100.0
+    assert default_rate(0.0015, 0.0, 100.0, 1.0) == pytest.approx(10.0)
     assert default_rate(0.0001, 0.0, 100.0, 2.0) == 2.0
     assert default_rate(0.01, 37.0, 100.0, 1.0) == 37.0
 
@@ -102,6 +104,6 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
     chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
     assert chosen is not None
-    assert chosen.options.rate_hz == 80.0  # 80 % of the 1 % budget at 100 µs a sample
+    assert chosen.options.rate_hz == pytest.approx(53.33, abs=0.01)  # 0.8 % at 150 µs a sample
     fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
     assert fixed is not None and fixed.options.rate_hz == 37

@@ -149,7 +149,7 @@ class ProfilerConfig:
         "py-spy; in-process",
     )
     pyspy_nonblocking: bool = _option(
-        True, "py-spy reads stacks without pausing the program; false pauses it per sample"
+        False, "let py-spy read stacks without pausing the program (cheaper, less exact)"
     )
 
 

@@ -41,10 +41,10 @@ from hawkwatch.model.stack import PyFrame, StackTable
 
 MAX_WINDOW_S: Final = 10.0
 """A window is written at least this often, so a program killed early still has a profile."""
-COST_PER_SAMPLE_S: Final = 100e-6
-"""What the budget pays per py-spy sample: about what a blocking sample (pause, read, resume)
-cost the program in ``benchmarks/profile_agreement.py`` (+1.2 % CPU at 80 Hz); reading without
-pausing, the default, costs it less. py-spy gets 80 % of the default 1 % budget: 80 Hz."""
+COST_PER_SAMPLE_S: Final = 150e-6
+"""What one blocking py-spy sample (pause, read, resume) costs the program:
+``benchmarks/profile_agreement.py`` measured +1.2 % CPU at 80 Hz on pyperformance's ``raytrace``
+(2-vCPU VM). py-spy gets 80 % of the default 1 % budget: 53 Hz."""
 
 AGENT_THREAD_PREFIX: Final = "hawkwatch"
 AGENT_DIR: Final = str(Path(__file__).resolve().parent / "agent") + "/"
