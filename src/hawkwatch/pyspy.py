@@ -49,6 +49,9 @@ COST_PER_SAMPLE_S: Final = 150e-6
 AGENT_THREAD_PREFIX: Final = "hawkwatch"
 AGENT_DIR: Final = str(Path(__file__).resolve().parent / "agent") + "/"
 """Stacks through the agent's own code (its start-up in the main thread) are left out too."""
+CPU_POLLS: Final = 5
+"""Threads' CPU is read every this many polls (0.25 s) during a window, so the readings of a
+thread or process that ends before the window does are at most that old."""
 EXEC_POLL_S: Final = 0.05
 """How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
 _PROCESS = re.compile(r'^process (?P<pid>\d+):')
@@ -303,6 +306,8 @@ class Recorder:
                 start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
             )
         program = _program(self.pid)
+        cpu_last = dict(cpu_before)
+        polls = 0
         while True:  # a program that execs another gets a new window (py-spy loses it)
             try:
                 child.wait(EXEC_POLL_S)
@@ -311,6 +316,9 @@ class Recorder:
                 if _program(self.pid) != program:
                     with contextlib.suppress(ProcessLookupError):
                         child.send_signal(signal.SIGINT)
+                polls += 1
+                if polls % CPU_POLLS == 0:  # the last readings stand for threads that end
+                    cpu_last.update(thread_cpu_seconds(self.pid))
         end = time.time()
         with log:
             log.seek(0)
@@ -325,8 +333,8 @@ class Recorder:
                 self.errors.append(message[-1] if message else f"py-spy exit {child.returncode}")
                 time.sleep(0.2)
             return
-        cpu_after = thread_cpu_seconds(self.pid)
-        used = {t: s - cpu_before.get(t, 0.0) for t, s in cpu_after.items()}
+        cpu_last.update(thread_cpu_seconds(self.pid))
+        used = {t: s - cpu_before.get(t, 0.0) for t, s in cpu_last.items()}
         per_pid = cpu_weighted(parse_raw_threads(text, self.pid), used, self.options.rate_hz)
         window = Window(start, end)
         for pid, stacks in per_pid.items():
