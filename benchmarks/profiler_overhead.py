@@ -79,8 +79,10 @@ def command(arm: str, scale: float, work: Path) -> list[str]:
         "plain": workload,
         "aa": workload,
         "hw-base": [*hawkwatch, "--", *workload],
-        "hw-budget": [*hawkwatch, "--profile", "--", *workload],
-        "hw-100": [*hawkwatch, "--profile", "-c", "profiler.rate_hz=100", "--", *workload],
+        # the in-process sampler alone (benchmarks/profile_agreement.py measures the py-spy one)
+        "hw-budget": [*hawkwatch, "--profile", "-cprofiler.engine=in-process", "--", *workload],
+        "hw-100": [*hawkwatch, "--profile", "-cprofiler.engine=in-process",
+                   "-c", "profiler.rate_hz=100", "--", *workload],
         "pyinstrument": [
             sys.executable, "-m", "pyinstrument", "-i", "0.01", "-r", "text",
             "-o", str(work / "pyinstrument.txt"), str(CPU_MIX), "--scale", str(scale),

@@ -120,21 +120,37 @@ class CpuConfig:
         0.15, "sample threads using more than this share of the process CPU", 0
     )
     highload_min_duration_s: float = _option(60.0, "shortest episode recorded, in seconds", 0)
+    highload_exit_ratio: float = _option(
+        0.75, "an episode ends at once below this fraction of highload_threshold", 0
+    )
+    highload_exit_checks: int = _option(
+        3, "or after this many checks in a row below highload_threshold", 1
+    )
     max_frames: int = _option(50, "innermost frames kept per sampled stack", 1)
 
 
 @dataclass(frozen=True, slots=True)
 class ProfilerConfig:
     """Continuous sampling profiler (off by default; ``hawkwatch run --profile`` turns it on).
-    Raise the budget for more samples, or fix ``rate_hz`` to compare with other profilers."""
+    Raise the budget for more samples, or fix ``rate_hz`` to compare with other profilers.
+    Under ``hawkwatch run`` with the ``profile`` extra installed, py-spy samples the program from
+    outside (no bias toward where threads release the GIL); ``engine`` chooses."""
 
     enabled: bool = _option(False, "sample every thread's stack continuously into cpu-profile")
     budget: float = _option(0.01, "CPU fraction of one core the sampler may use", 0.0001)
     rate_hz: float = _option(0.0, "fixed sampling rate; 0 = adapt to the budget", 0)
     max_rate_hz: float = _option(100.0, "highest adaptive sampling rate", 0.1)
     min_rate_hz: float = _option(1.0, "lowest adaptive sampling rate", 0.01)
-    window_s: float = _option(60.0, "seconds of samples aggregated into one profile", 0.1)
+    window_s: float = _option(10.0, "seconds of samples aggregated into one profile", 0.1)
     max_depth: int = _option(128, "innermost frames kept per stack", 1)
+    engine: str = _option(
+        "auto",
+        "auto: py-spy from outside under hawkwatch run when installed, else in-process; "
+        "py-spy; in-process",
+    )
+    pyspy_nonblocking: bool = _option(
+        False, "let py-spy read stacks without pausing the program (cheaper, less exact)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,23 +16,28 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 
-from hawkwatch.config import load_config, option_specs
+from hawkwatch.config import ProfilerConfig, load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
 from hawkwatch.model.records import ExitState
 from hawkwatch.runenv import (
     BOOTSTRAP_DIR,
     CHILDREN_VAR,
+    IN_PROCESS_SHARE,
+    OUTSIDE_SAMPLER_VAR,
+    PTRACER_VAR,
     PYTHON_VAR,
     SESSION_FILE_VAR,
     SUPERVISED_VAR,
 )
-from hawkwatch.store import RecordStore
+from hawkwatch.store import RecordStore, Session
+
+ENGINES: Final = ("auto", "py-spy", "in-process")
 
 FORWARDED_SIGNALS: Final = tuple(
     getattr(signal, name)
@@ -108,18 +113,28 @@ def run_program(
     children: bool = False,
 ) -> RunOutcome:
     """Check the options strictly, run the program to its end, record how it ended."""
-    load_config(dict(options), strict=True)  # a typo is a clear error before anything starts
+    # a typo is a clear error before anything starts
+    config = load_config(dict(options), strict=True).config
     argv = build_command(command, module)
+    sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
+    since = time.time()
     with tempfile.TemporaryDirectory(prefix="hawkwatch-run-") as scratch:
         session_file = Path(scratch) / "session"
         env = build_environment(os.environ, options, session_file, children=children)
-        returncode = _supervise(argv, env)
+        if sampler is not None:
+            env[PTRACER_VAR] = str(os.getpid())
+            env[OUTSIDE_SAMPLER_VAR] = "py-spy"
+        returncode = _supervise(argv, env, sampler.start if sampler else None)
+        if sampler is not None:
+            sampler.stop()
         announced = _read_announcement(session_file)
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
     outcome = RunOutcome(returncode, Path(announced) if announced else None)
     if outcome.session_path is None:
         return outcome
+    if sampler is not None:
+        sampler.store(outcome.session_path, since)
     try:
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
@@ -153,6 +168,82 @@ def _read_announcement(path: Path) -> str:
 def _reason(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= 300 else text[:300] + "…"
+
+
+class OutsideSampler:
+    """py-spy on the program from outside (``profiler.engine``); failures stay out of the run:
+    they are noted in the session's ``session.json`` and the in-process windows stand."""
+
+    def __init__(self, options: Any) -> None:
+        self.options = options
+        self.recorder: Any = None
+        self.pid = 0
+
+    @classmethod
+    def for_config(cls, config: ProfilerConfig) -> OutsideSampler | None:
+        if config.engine not in ENGINES:
+            raise ConfigError(
+                f"profiler.engine = {config.engine!r}: use one of {', '.join(ENGINES)}"
+            )
+        if not config.enabled or config.engine == "in-process":
+            return None
+        from hawkwatch.pyspy import RecorderOptions, default_rate, find_pyspy
+
+        executable = find_pyspy()
+        problem = None
+        if not sys.platform.startswith("linux"):  # elsewhere py-spy needs root
+            problem = "the py-spy engine runs on Linux only"
+        elif executable is None:
+            problem = "py-spy is not installed: pip install 'hawkwatch[profile]'"
+        if problem is not None or executable is None:
+            if config.engine == "py-spy":
+                raise ConfigError(f"profiler.engine = 'py-spy' but {problem}")
+            return None
+        budget = config.budget * (1 - IN_PROCESS_SHARE)  # the in-process sampler keeps the rest
+        rate = default_rate(budget, config.rate_hz, config.max_rate_hz, config.min_rate_hz)
+        return cls(
+            RecorderOptions(
+                rate_hz=rate,
+                window_s=config.window_s,
+                nonblocking=config.pyspy_nonblocking,
+                executable=executable,
+            )
+        )
+
+    def start(self, pid: int) -> None:
+        from hawkwatch.pyspy import Recorder
+
+        self.pid = pid
+        self.recorder = Recorder(pid, self.options)
+        self.recorder.start()
+
+    def stop(self) -> None:
+        if self.recorder is not None:
+            self.recorder.stop()
+
+    def store(self, session_path: Path, since: float) -> None:
+        recorder = self.recorder
+        if recorder is None:
+            return
+        note: dict[str, Any] = {
+            "engine": "py-spy",
+            "rate_hz": self.options.rate_hz,
+            "nonblocking": self.options.nonblocking,
+            "windows": len(recorder.windows),
+            "errors": recorder.errors[-5:],
+        }
+        try:
+            from hawkwatch.pyspy_store import store_windows
+
+            written = store_windows(recorder.windows, session_path, self.pid, since)
+            note["sessions"] = len(written)
+        except Exception as exc:  # noqa: BLE001 (never into the run's exit: noted)
+            note["errors"] = [*note["errors"], f"storing: {type(exc).__name__}: {exc}"][-5:]
+        with contextlib.suppress(Exception):
+            session = Session(session_path)
+            metadata = session.metadata
+            metadata["profiler_outside"] = note
+            session.write_metadata(metadata)
 
 
 def record_exit(outcome: RunOutcome) -> None:
@@ -193,11 +284,18 @@ def exit_like(outcome: RunOutcome) -> int:
     return 128 + number  # reached only if the signal does not end this process
 
 
-def _supervise(argv: list[str], env: dict[str, str]) -> int:
+def _supervise(
+    argv: list[str], env: dict[str, str], started: Callable[[int], None] | None = None
+) -> int:
     try:
         child = subprocess.Popen(argv, env=env)
     except OSError as exc:
         raise HawkwatchError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
+    if started is not None:
+        try:
+            started(child.pid)
+        except Exception as exc:  # noqa: BLE001 (the program runs on, profiled in-process)
+            print(f"hawkwatch: out-of-process sampler not started: {exc}", file=sys.stderr)
 
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signum == signal.SIGINT and _terminal_sends_sigint_to_child():

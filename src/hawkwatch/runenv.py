@@ -21,3 +21,11 @@ starts an agent of its own. Without it only the program itself does (and its ``f
 which cost no new interpreter); other Python children skip the agent before importing it."""
 PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
 """The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""
+PTRACER_VAR: Final = "_HAWKWATCH_PTRACER"
+"""The supervisor's pid, set when its out-of-process sampler runs: the agent names it as an
+allowed tracer (Yama ``PR_SET_PTRACER``). Inherited, so forked and exec'd children do it too."""
+OUTSIDE_SAMPLER_VAR: Final = "_HAWKWATCH_OUTSIDE_SAMPLER"
+"""Set to "py-spy" while the supervisor samples the program from outside: the in-process sampler
+then keeps only ``IN_PROCESS_SHARE`` of the budget (wall mode, and a profile if the supervisor
+dies), py-spy gets the rest. Inherited, like the sampling itself (``--subprocesses``)."""
+IN_PROCESS_SHARE: Final = 0.2

@@ -67,4 +67,6 @@ def test_the_report_lists_ios_episodes_with_unix_times(tmp_path: Path) -> None:
         "frame": "0x100e4c3c4",
         "self_percent": 70.0,
         "total_percent": 70.0,
+        "self_low_percent": 39.68,  # Wilson 95 % of 7 samples in 10
+        "self_high_percent": 89.22,
     }

@@ -41,7 +41,7 @@ OPTIONS = (
     "-c", "cpu.highload_min_duration_s=1",
     # a shared CI machine may not give us a whole core, and an episode ends at the first check
     # below the threshold (MTHawkeye's rule): a low bar and checks long enough to average out
-    "-c", "cpu.highload_threshold=0.3",
+    "-c", "cpu.highload_threshold=0.1",
     "-c", "cpu.check_interval_s=0.2",
     "-c", "cpu.check_interval_busy_s=0.25",
     "-c", "profiler.window_s=1",

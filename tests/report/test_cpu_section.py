@@ -56,6 +56,8 @@ def test_episodes_longest_first_with_top_frames_by_function() -> None:
     ]
     assert summary.profiler is not None
     assert summary.profiler.samples == 1200 and summary.profiler.cost_percent == 0.5
+    # the shares are of the 450 cpu-mode samples, and the count shown is that one (issue 13 §4.4)
+    assert summary.profiler.mode_samples == 450 and summary.profiler.sampler == "in-process"
     assert summary.profiler.top_frames[0].frame == "f (/app/m.py)"
     assert summary.profiler.top_frames[0].self_percent == 100.0  # cpu mode: the idle thread is out
 
@@ -73,10 +75,10 @@ CPU high load (2 episodes)
                                           40.0% g (/app/m.py)
                                          threads: MainThread 90%
 
-CPU profile (1,200 samples over 60.0 s, 20.0 Hz, sampler cost 0.50% of a core)
-  self    total   frame
-───────────────────────────────
-100.0%   100.0%   f (/app/m.py)
+CPU profile (in-process, 450 cpu samples over 60.0 s, 20.0 Hz, sampler cost 0.50% of a core)
+  self       95% CI    total   frame
+────────────────────────────────────────────
+100.0%   99.2–100.0   100.0%   f (/app/m.py)
 cpu mode: samples of threads that were running; export with 'hawkwatch profile SESSION --format svg'
 """
 
@@ -101,4 +103,35 @@ def test_the_json_twin_carries_the_section() -> None:
         "frame": "f (/app/m.py)",
         "self_percent": 60.0,
         "total_percent": 60.0,
+        "self_low_percent": 31.27,  # Wilson 95 %: 6 of 10 samples
+        "self_high_percent": 83.18,
     }
+
+
+def test_a_py_spy_window_speaks_for_cpu_mode_and_the_in_process_one_is_not_counted_twice() -> None:
+    table = StackTable()
+    busy = table.add((G, MAIN, thread_frame("MainThread")))
+    outside = Profile(T0, 60.0, 300, 100.0, table, {busy: (0, 300)}, sampler="py-spy")
+    summary = build_cpu_summary([], [window(), outside], start=T0)
+    assert summary is not None and summary.profiler is not None
+    p = summary.profiler
+    assert (p.sampler, p.windows, p.mode_samples, p.rate_hz) == ("py-spy", 1, 300, 100.0)
+    assert [f.frame for f in p.top_frames] == ["g (/app/m.py)"]
+    assert p.top_frames[0].self_low_percent == pytest.approx(98.74, abs=0.01)
+
+
+def test_a_short_burn_explains_why_no_episode_shows() -> None:
+    burn = {"start": T0 + 5, "lasting_s": 2.1, "average_percent": 97.0, "min_duration_s": 60.0}
+    summary = build_cpu_summary([], [], start=T0, short_burn=burn)
+    assert summary is not None and summary.short_burn is not None
+    assert summary.short_burn.lasting_s == 2.1
+    out = io.StringIO()
+    console.render(dataclasses.replace(small_report(), cpu=summary), out, width=200, tz=UTC)
+    assert (
+        "No CPU high-load episode: the longest burn (2.1 s at 97%) was shorter than "
+        "cpu.highload_min_duration_s (60 s)" in out.getvalue()
+    )
+    assert build_cpu_summary(episodes(), [], start=T0, short_burn=burn).short_burn is None
+    assert json_report.to_json_dict(dataclasses.replace(small_report(), cpu=summary))["cpu"][
+        "short_burn"
+    ]["min_duration_s"] == 60.0

@@ -370,6 +370,9 @@ def test_appends_from_8_threads_all_arrive_whole_and_in_each_threads_order(tmp_p
 
 
 def test_a_forked_child_cannot_write_into_the_parents_appender(tmp_path):
+    from hawkwatch.agent.runtime import install_process_hooks
+
+    install_process_hooks()  # the runtime is the one owner of the at-fork hooks
     with AppenderFile(tmp_path, NAME) as appender:
         appender.append("parent-1")
         before = (mmap_bytes(tmp_path), mtlog_bytes(tmp_path))

@@ -63,7 +63,8 @@ class AgentContext:
     session: Session
     records: RecordStore
     launch: LaunchTimes
-    every: Callable[[float, Callable[[], object], object], None]
+    every: Callable[..., None]
+    """``every(interval_s, run, owner, jitter=None)``: ``Scheduler.every``."""
     is_supervised: bool = False
     listeners: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
     wall_clock: Callable[[], float] = time.time

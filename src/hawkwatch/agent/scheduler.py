@@ -27,6 +27,7 @@ class _Job:
     interval_s: float = field(compare=False)
     run: Callable[[], object] = field(compare=False)
     owner: object = field(compare=False)
+    jitter: Callable[[float], float] | None = field(default=None, compare=False)
 
 
 class Scheduler:
@@ -48,11 +49,19 @@ class Scheduler:
         self._stopping = False
         self._cancelled: set[int] = set()  # ids of owners whose in-flight job must not return
 
-    def every(self, interval_s: float, run: Callable[[], object], owner: object) -> None:
-        """Run ``run`` every ``interval_s`` seconds, first after one interval."""
+    def every(
+        self,
+        interval_s: float,
+        run: Callable[[], object],
+        owner: object,
+        jitter: Callable[[float], float] | None = None,
+    ) -> None:
+        """Run ``run`` every ``interval_s`` seconds, first after one interval; with ``jitter``
+        each wait is ``jitter(interval_s)`` instead (a sampler's random phase)."""
         with self._cond:
             self._cancelled.discard(id(owner))
-            job = _Job(self._clock() + interval_s, next(self._seq), interval_s, run, owner)
+            first = jitter(interval_s) if jitter else interval_s
+            job = _Job(self._clock() + first, next(self._seq), interval_s, run, owner, jitter)
             heapq.heappush(self._jobs, job)
             self._cond.notify()
 
@@ -109,7 +118,8 @@ class Scheduler:
                 self._on_error(job.owner, exc)
                 continue
             with self._cond:
-                job.due = max(job.due + job.interval_s, self._clock())
+                wait = job.jitter(job.interval_s) if job.jitter else job.interval_s
+                job.due = max(job.due + wait, self._clock())
                 job.seq = next(self._seq)
                 if id(job.owner) not in self._cancelled:
                     heapq.heappush(self._jobs, job)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hawkwatch.model.profile import (
+    PY_SPY,
     CallNode,
     CallTree,
     Frame,
@@ -67,10 +68,22 @@ def merge_roots(trees: Iterable[Sequence[CallNode]]) -> tuple[CallNode, ...]:
     return root.freeze(0).children
 
 
+def windows_for(profiles: Sequence[Profile], mode: ProfileMode) -> list[Profile]:
+    """The windows that speak for ``mode``: in cpu mode py-spy's when the session has any (it
+    sees where threads really are; counting both samplers would count the time twice), in wall
+    mode the in-process sampler's (py-spy's windows have no wall counts)."""
+    outside = [p for p in profiles if p.sampler == PY_SPY]
+    if mode == "cpu" and outside:
+        return outside
+    inside = [p for p in profiles if p.sampler != PY_SPY]
+    return inside or outside
+
+
 def build_profile_tree(
     profiles: Sequence[Profile], mode: ProfileMode = "cpu", *, name: str = "profile"
 ) -> CallTree:
-    """The call tree of one or more profiler windows in ``mode``."""
+    """The call tree of one or more profiler windows in ``mode`` (``windows_for`` picks them)."""
+    profiles = windows_for(profiles, mode)
     stacks = [pair for profile in profiles for pair in profile.stacks(mode)]
     samples = sum(p.samples for p in profiles)
     duration = sum(p.duration_s for p in profiles)
@@ -81,6 +94,7 @@ def build_profile_tree(
         interval_s=duration / samples if samples else 0.0,
         start_time=min((p.start_time for p in profiles), default=None),
         duration_s=duration if profiles else None,
+        sampler=", ".join(sorted({p.sampler for p in profiles})),
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import linecache
+from typing import Any
 
 from hawkwatch.analysis.cpu_report import build_cpu_summary
 from hawkwatch.analysis.session_report import build_session_report
@@ -33,7 +34,15 @@ def cpu_summary(session: Session) -> CpuSummary | None:
         session.profiles.value,
         start=session.start_time,
         skipped=session.side_file_problems,
+        short_burn=_short_burn(session),
     )
+
+
+def _short_burn(session: Session) -> dict[str, Any] | None:
+    """The agent's note of the longest burn too short for an episode (``session.json``)."""
+    cpu = session.metadata.get("cpu")
+    burn = cpu.get("longest_short_burn") if isinstance(cpu, dict) else None
+    return burn if isinstance(burn, dict) else None
 
 
 def report_warnings(session: Session, report: SessionReport) -> list[str]:

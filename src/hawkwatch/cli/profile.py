@@ -58,8 +58,11 @@ def run(args: argparse.Namespace) -> int:
     skipped = result.skipped
     note = f"; skipped {skipped} unreadable record{'s' if skipped != 1 else ''}" if skipped else ""
     opens = OUTPUTS["CallTree"][args.format].opens_with
+    source = result.source
+    if result.tree.sampler:
+        source = f"{source}, sampler {result.tree.sampler}"
     status(
-        f"wrote {where}: {result.tree.total:,} samples ({result.source}){note}; "
+        f"wrote {where}: {result.tree.total:,} samples ({source}){note}; "
         f"open it with {opens}"
     )
     return 0

@@ -102,6 +102,7 @@ def parse_highload(
                 average_percent=episode.average,
                 roots=roots or (),
                 threads=episode.thread_shares(),
+                sampler=episode.sampler or "",
             )
         )
     episodes.sort(key=lambda episode: episode.start_time)

@@ -64,7 +64,7 @@ def to_json_dict(tree: CallTree) -> dict[str, Any]:
         "profiles": [
             {
                 "type": "sampled",
-                "name": f"{tree.name} ({tree.mode})",
+                "name": f"{tree.name} ({tree.mode}{', ' + tree.sampler if tree.sampler else ''})",
                 "unit": "seconds" if interval > 0 else "none",
                 "startValue": 0,
                 "endValue": total,

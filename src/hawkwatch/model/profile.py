@@ -32,6 +32,12 @@ Frame = PyFrame | int
 ProfileMode = Literal["wall", "cpu"]
 PROFILE_MODES: Final = ("cpu", "wall")
 
+IN_PROCESS: Final = "in-process"
+"""``Profile.sampler`` of the agent's own sampler thread (``sys._current_frames``)."""
+PY_SPY: Final = "py-spy"
+"""``Profile.sampler`` of windows the supervisor's py-spy took from outside the process: cpu
+counts only (py-spy leaves idle threads out), no bias toward where threads release the GIL."""
+
 THREAD_MODULE: Final = "<thread>"
 """Module of the pseudo-frame the profiler puts outermost in each stack: the thread's name."""
 
@@ -102,7 +108,8 @@ class CallTree:
     """A call tree, outermost frames at the roots; ``total`` = Σ root counts.
 
     ``interval_s`` is the mean time one sample stands for (0 when unknown, as in MTHawkeye's
-    trees); ``mode`` says which samples were counted.
+    trees); ``mode`` says which samples were counted; ``sampler`` which sampler took them
+    (``IN_PROCESS``, ``PY_SPY``; empty when unknown, as for imported trees).
     """
 
     roots: tuple[CallNode, ...]
@@ -111,6 +118,7 @@ class CallTree:
     interval_s: float = 0.0
     start_time: float | None = None
     duration_s: float | None = None
+    sampler: str = ""
 
     @property
     def total(self) -> int:
@@ -134,7 +142,9 @@ class Profile:
 
     ``counts`` maps a ``table`` stack id to ``(wall samples, cpu samples)``. ``rate_hz`` is the
     mean sampling rate over the window; ``budget`` the CPU fraction the sampler aimed at (0 for a
-    fixed rate); ``cost_s`` the time the sampler spent sampling (holding the GIL).
+    fixed rate); ``cost_s`` the time the sampler spent sampling (holding the GIL); ``sampler``
+    which sampler took the window (``IN_PROCESS`` or ``PY_SPY``; py-spy windows have cpu counts
+    only, their ``samples`` is the number of thread stacks counted).
     """
 
     start_time: float
@@ -146,6 +156,7 @@ class Profile:
     budget: float = 0.0
     cost_s: float = 0.0
     max_depth_hit: int = 0
+    sampler: str = IN_PROCESS
 
     def stacks(self, mode: ProfileMode) -> Iterator[tuple[tuple[PyFrame, ...], int]]:
         """``(stack innermost first, count)`` for each stack counted in ``mode``."""
@@ -169,7 +180,8 @@ class HighLoadEpisode:
     """One ``cpu-highload`` episode and its tree (``roots`` empty when the tree was not found).
 
     ``start_time`` is Unix seconds (MTHawkeye's CFAbsoluteTime keys already converted);
-    ``average_percent`` is the mean process CPU over the episode, 100 = one core.
+    ``average_percent`` is the mean process CPU over the episode, 100 = one core; ``sampler``
+    says which sampler took the tree's samples (empty for MTHawkeye's and older sessions).
     """
 
     key: str
@@ -178,6 +190,7 @@ class HighLoadEpisode:
     average_percent: float
     roots: tuple[CallNode, ...] = ()
     threads: tuple[ThreadShare, ...] = field(default=())
+    sampler: str = ""
 
     def tree(self) -> CallTree:
         return CallTree(
@@ -186,4 +199,5 @@ class HighLoadEpisode:
             mode="cpu",
             start_time=self.start_time,
             duration_s=self.lasting_s,
+            sampler=self.sampler,
         )

@@ -318,11 +318,14 @@ class StallSummary:
 @dataclass(frozen=True, slots=True)
 class CpuFrameRow:
     """A frame among the costliest: percent of the samples that stopped in it (``self``) and
-    that passed through it (``total``)."""
+    that passed through it (``total``); ``self_low_percent`` … ``self_high_percent`` is the
+    95 % binomial (Wilson) interval of the self share, from the number of samples."""
 
     frame: str
     self_percent: float
     total_percent: float
+    self_low_percent: float = 0.0
+    self_high_percent: float = 100.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +346,11 @@ class HighLoadRow:
 @dataclass(frozen=True, slots=True)
 class ProfilerSummary:
     """The continuous profiler's windows: samples, mean rate, its own CPU cost (percent of one
-    core over the profiled time) and the costliest frames in cpu mode."""
+    core over the profiled time) and the costliest frames in cpu mode.
+
+    ``samples`` counts the sampler's ticks; ``mode_samples`` the cpu-mode samples the shares
+    are of. ``sampler`` says which sampler made the windows shown (``py-spy`` from outside the
+    process, ``in-process``); py-spy's cost is not the program's, so ``cost_percent`` is 0."""
 
     windows: int
     samples: int
@@ -352,17 +359,32 @@ class ProfilerSummary:
     budget: float
     cost_percent: float
     top_frames: tuple[CpuFrameRow, ...]
+    mode_samples: int = 0
+    sampler: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShortBurn:
+    """The longest CPU burn that stayed shorter than ``cpu.highload_min_duration_s`` (so it
+    is not an episode): why a newcomer's burn shows nothing."""
+
+    start_time: float
+    lasting_s: float
+    average_percent: float
+    min_duration_s: float
 
 
 @dataclass(frozen=True, slots=True)
 class CpuSummary:
     """High-load episodes (``episodes_total`` in all; longest first) and the profiler summary;
-    ``skipped`` counts CPU records or side files that could not be read."""
+    ``skipped`` counts CPU records or side files that could not be read; ``short_burn`` the
+    longest burn too short to be an episode (None when there was none)."""
 
     episodes: tuple[HighLoadRow, ...]
     episodes_total: int
     profiler: ProfilerSummary | None
     skipped: int = 0
+    short_burn: ShortBurn | None = None
 
 
 @dataclass(frozen=True, slots=True)

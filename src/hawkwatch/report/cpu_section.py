@@ -57,23 +57,37 @@ def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
         p = cpu.profiler
         table = simple_table()
         table.add_column("self", justify="right", no_wrap=True)
+        table.add_column("95% CI", justify="right", no_wrap=True)
         table.add_column("total", justify="right", no_wrap=True)
         table.add_column("frame", overflow="fold")
         for frame in p.top_frames:
             table.add_row(
                 f"{frame.self_percent:.1f}%",
+                f"{frame.self_low_percent:.1f}–{frame.self_high_percent:.1f}",
                 f"{frame.total_percent:.1f}%",
                 Text(short_frame(frame.frame)),
             )
+        cost = "" if p.sampler == "py-spy" else f", sampler cost {p.cost_percent:.2f}% of a core"
+        sampler = f"{p.sampler}, " if p.sampler else ""
         title = (
-            f"CPU profile ({p.samples:,} samples over {p.duration_s:,.1f} s, "
-            f"{p.rate_hz:.1f} Hz, sampler cost {p.cost_percent:.2f}% of a core)"
+            f"CPU profile ({sampler}{p.mode_samples:,} cpu samples over {p.duration_s:,.1f} s, "
+            f"{p.rate_hz:.1f} Hz{cost})"
         )
         yield _titled(
             title,
             table,
             "cpu mode: samples of threads that were running; "
             "export with 'hawkwatch profile SESSION --format svg'",
+        )
+    burn = cpu.short_burn
+    if burn is not None and not cpu.episodes_total:
+        yield Group(
+            Text(
+                f"No CPU high-load episode: the longest burn ({burn.lasting_s:,.1f} s at "
+                f"{burn.average_percent:,.0f}%) was shorter than cpu.highload_min_duration_s "
+                f"({burn.min_duration_s:g} s); lower it to record shorter ones",
+                style="dim",
+            )
         )
     if cpu.skipped:
         yield Group(

@@ -44,7 +44,7 @@ def render_text(result: ProfileListing, file: TextIO) -> None:
     for window in result.windows:
         file.write(
             f"window {window.start_time:.6f}\t{window.duration_s:.1f} s\t"
-            f"{window.samples} samples\t{window.rate_hz:.1f} Hz\n"
+            f"{window.samples} samples\t{window.rate_hz:.1f} Hz\t{window.sampler}\n"
         )
 
 
@@ -70,6 +70,7 @@ def listing_to_json(result: ProfileListing) -> dict[str, Any]:
                     "duration_s": window.duration_s,
                     "samples": window.samples,
                     "rate_hz": window.rate_hz,
+                    "sampler": window.sampler,
                 }
                 for window in result.windows
             ],

@@ -104,6 +104,7 @@ def test_stop_writes_the_window_in_progress(hawkwatch_home: Path) -> None:
     hawkwatch.stop()
     found = read_profiles(session.path, session.records(c.CPU_PROFILE).records).value
     assert len(found) == 1 and found[0].samples >= 3
+    assert found[0].sampler == "in-process"  # no supervisor: the in-process sampler profiles
     assert not any(t.name == "hawkwatch-profiler" for t in threading.enumerate())
 
 
@@ -209,3 +210,46 @@ def test_the_windows_fast_interning_matches_stacktable_add_of_frame_stack(depth:
     fast = window.table.stack(fast_id)
     assert [(f.func, f.file, f.line) for f in fast] == [(f.func, f.file, f.line) for f in reference]
     assert window.max_depth_hit == (2 if depth >= 128 else 0)
+
+
+def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path) -> None:
+    """The sampler thread asks its draw for every wait, with the period the rate sets."""
+    from hawkwatch.agent.sampling import IntervalDraw
+
+    asked: list[float] = []
+
+    class Recording(IntervalDraw):
+        def exponential(self, mean: float) -> float:
+            asked.append(mean)
+            return super().exponential(mean)
+
+    hawkwatch.start(
+        profiler_enabled=False, resources_enabled=False, imports_enabled=False, cpu_enabled=False
+    )
+    agent = current_agent()
+    assert agent is not None and agent.context is not None
+    import dataclasses
+
+    config = dataclasses.replace(
+        agent.context.config,
+        profiler=ProfilerConfig(enabled=True, rate_hz=250, window_s=3600),
+    )
+    ctx = dataclasses.replace(agent.context, config=config)
+    monitor = ProfilerMonitor(Recording(lambda: 0.5))
+    monitor.start(ctx)
+    try:
+        assert wait_for(lambda: len(asked) >= 5)
+    finally:
+        monitor.stop()
+    assert asked[:5] == [pytest.approx(1 / 250)] * 5
+
+
+def test_beside_py_spy_the_in_process_sampler_keeps_a_fifth_of_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hawkwatch.agent.plugins.profiler import _budget
+    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR
+
+    assert _budget(ProfilerConfig(budget=0.01)) == 0.01
+    monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
+    assert _budget(ProfilerConfig(budget=0.01)) == pytest.approx(0.002)

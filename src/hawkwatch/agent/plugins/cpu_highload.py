@@ -14,8 +14,14 @@ JSON reaches 15 KB. Unlike MTHawkeye, a long episode is also written every
 agent stops, so a kill loses at most one period.
 
 The episode logic (``EpisodeTracker``) takes readings and times as arguments, so tests step it;
-the monitor feeds it from ``/proc`` (``threads_cpu``) on the scheduler thread. The agent's own
-threads (``hawkwatch-*``) are never sampled.
+the monitor feeds it from ``/proc`` (``threads_cpu``) on the scheduler thread, at waits drawn
+uniformly within ±50 % of the interval (``agent.sampling``: a fixed period would phase-lock with
+periodic work). An episode ends below ``highload_exit_ratio`` × the threshold or after
+``highload_exit_checks`` checks in a row below it (hysteresis); the longest burn that ended
+shorter than ``highload_min_duration_s`` is kept in ``session.json`` (``cpu.longest_short_burn``)
+so the report can say why no episode shows. Under ``hawkwatch run`` with py-spy, the supervisor
+rewrites each episode's tree from py-spy's samples (``pyspy_store``). The agent's own threads
+(``hawkwatch-*``) are never sampled.
 """
 
 from __future__ import annotations
@@ -29,12 +35,13 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from hawkwatch.agent.monitor import AgentContext
+from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.analysis.calltree import build_roots
 from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
-from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES
+from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES, IN_PROCESS
 from hawkwatch.model.records import (
     CpuHighLoad,
     CpuHighLoadStackframe,
@@ -44,6 +51,10 @@ from hawkwatch.model.records import (
 from hawkwatch.model.stack import Stack
 
 AGENT_THREAD_PREFIX = "hawkwatch"
+CLOCK: Callable[[], float] = time.monotonic
+"""Time base of the usage ratio; ``PROCESS_CPU`` the CPU it is the ratio of. A test sets both
+(before ``start``) to drive the monitor by the process's own CPU time, whatever the load."""
+PROCESS_CPU: Callable[[], float] = time.process_time
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +94,10 @@ class EpisodeTracker:
     def __init__(self, config: CpuConfig) -> None:
         self.config = config
         self.episode: Episode | None = None
+        self.low_checks = 0
+        self.longest_short: Episode | None = None
+        """The longest burn that ended before ``highload_min_duration_s``: the report's hint."""
+        self.short_changed = False
 
     @property
     def is_high(self) -> bool:
@@ -96,15 +111,29 @@ class EpisodeTracker:
         sample: Callable[[list[int]], Mapping[int, Stack]],
     ) -> list[Episode]:
         """One check: ``usage`` (1.0 = one core) over the last interval; ``sample(idents)``
-        returns the current stacks of those Python threads. Returns episodes due for writing."""
+        returns the current stacks of those Python threads. Returns episodes due for writing.
+
+        Hysteresis: an episode ends at the first check below ``highload_exit_ratio`` × the
+        threshold, or after ``highload_exit_checks`` checks in a row below the threshold; a
+        check in between neither ends nor extends it, so a load hovering at the threshold is
+        one episode, not many."""
         config = self.config
         due: list[Episode] = []
-        if usage < config.highload_threshold:
-            ended, self.episode = self.episode, None
-            if ended is not None and ended.lasting_s >= config.highload_min_duration_s:
-                due.append(ended)
-            return due
         episode = self.episode
+        if usage < config.highload_threshold:
+            if episode is None:
+                return due
+            self.low_checks += 1
+            exit_level = config.highload_threshold * config.highload_exit_ratio
+            if usage >= exit_level and self.low_checks < config.highload_exit_checks:
+                return due
+            self.episode = None
+            if episode.lasting_s >= config.highload_min_duration_s:
+                due.append(episode)
+            else:
+                self._note_short(episode)
+            return due
+        self.low_checks = 0
         if episode is None:
             episode = self.episode = Episode(now_unix, now_unix, written_at=now_unix)
         episode.last_unix = now_unix
@@ -128,12 +157,31 @@ class EpisodeTracker:
             due.append(episode)
         return due
 
+    def _note_short(self, episode: Episode) -> None:
+        longest = self.longest_short
+        if longest is None or episode.lasting_s > longest.lasting_s:
+            self.longest_short = episode
+            self.short_changed = True
+
     def flush(self) -> list[Episode]:
         """At stop: the running episode, if it already qualifies."""
         episode, self.episode = self.episode, None
         if episode is not None and episode.lasting_s >= self.config.highload_min_duration_s:
             return [episode]
+        if episode is not None:
+            self._note_short(episode)
         return []
+
+
+def short_burn_value(episode: Episode, min_duration_s: float) -> dict[str, float]:
+    """``session.json`` → ``cpu.longest_short_burn``: what the report says when no episode was
+    long enough (``ShortBurn`` in the report model)."""
+    return {
+        "start": round(episode.start_unix, 6),
+        "lasting_s": round(episode.lasting_s, 3),
+        "average_percent": round(episode.average * 100, 2),
+        "min_duration_s": min_duration_s,
+    }
 
 
 def episode_records(episode: Episode) -> tuple[CpuHighLoad, CpuHighLoadStackframe]:
@@ -144,6 +192,7 @@ def episode_records(episode: Episode) -> tuple[CpuHighLoad, CpuHighLoadStackfram
         start=episode.start_unix,
         lasting=episode.lasting_s,
         average=episode.average * 100,
+        sampler=IN_PROCESS,
         threads=tuple(
             ThreadShareValue(name, tid, round(cpu / total, 4))
             for (tid, name), cpu in threads
@@ -158,6 +207,8 @@ class CpuHighLoadMonitor:
     name: ClassVar[str] = "cpu"
 
     def __init__(self) -> None:
+        self.clock = CLOCK
+        self.process_cpu = PROCESS_CPU
         self._ctx: AgentContext | None = None
         self._tracker: EpisodeTracker | None = None
         self._reader = ThreadCpuReader()
@@ -171,26 +222,26 @@ class CpuHighLoadMonitor:
         self._ctx = ctx
         config = ctx.config.cpu
         self._tracker = EpisodeTracker(config)
-        self._last_cpu = (time.monotonic(), time.process_time())
+        self._last_cpu = (self.clock(), self.process_cpu())
         self._last_threads = self._reader.read_all()
-        self._last_check = time.monotonic()
+        self._last_check = self.clock()
         metadata = ctx.session.metadata
         metadata["cpu"] = {"thread_cpu_source": self._reader.source, "cores": self._cores}
         ctx.session.write_metadata(metadata)
         tick = min(config.check_interval_busy_s, config.check_interval_s)
-        ctx.every(tick, self.check, self)
+        ctx.every(tick, self.check, self, IntervalDraw().jittered)  # samples at random phase
 
     def check(self) -> None:
         """Scheduled every busy interval; does the idle-rate check only once per idle interval."""
         ctx, tracker = self._ctx, self._tracker
         if ctx is None or tracker is None or self._last_cpu is None:
             return
-        now = time.monotonic()
+        now = self.clock()
         idle_interval = ctx.config.cpu.check_interval_s
         if not tracker.is_high and now - self._last_check < idle_interval * 0.95:
             return
         self._last_check = now
-        cpu = time.process_time()
+        cpu = self.process_cpu()
         then, then_cpu = self._last_cpu
         self._last_cpu = (now, cpu)
         if now <= then:
@@ -203,6 +254,18 @@ class CpuHighLoadMonitor:
             due = tracker.observe(time.time(), usage, threads, self._sample)
         for episode in due:
             self._write(ctx, episode, ctx.write)
+        self._note_short_burn(ctx, tracker)
+
+    def _note_short_burn(self, ctx: AgentContext, tracker: EpisodeTracker) -> None:
+        if not tracker.short_changed or tracker.longest_short is None:
+            return
+        tracker.short_changed = False
+        metadata = ctx.session.metadata
+        section = metadata.setdefault("cpu", {})
+        section["longest_short_burn"] = short_burn_value(
+            tracker.longest_short, ctx.config.cpu.highload_min_duration_s
+        )
+        ctx.session.write_metadata(metadata)
 
     def _thread_readings(self) -> list[ThreadReading]:
         current = self._reader.read_all()
@@ -254,6 +317,7 @@ class CpuHighLoadMonitor:
             due = tracker.flush()
         for episode in due:
             self._write(ctx, episode, ctx.write_nowait)
+        self._note_short_burn(ctx, tracker)
 
     def after_fork_child(self) -> None:
         self._ctx = None

@@ -8,6 +8,13 @@ the previous sample as credit, and a sample counts when the credit reaches 1. A 
 the whole interval counts every time, one that ran 30 % of it about every third time, one that
 woke for a millisecond almost never — so cpu counts are proportional to CPU time.
 
+Waits between samples are drawn from an exponential distribution around the rate's period
+(``agent.sampling``): sample times form a Poisson process, so periodic work cannot alias with
+the sampler. Such a sampler still only runs when the running thread lets go of the GIL (at
+calls and loop back-edges), which biases its stacks toward those points; under ``hawkwatch run``
+the supervisor's out-of-process sampler (``hawkwatch.pyspy``) has no such bias, and its windows
+are preferred by readers in cpu mode (``Profile.sampler`` tells which made a window).
+
 Every ``profiler.window_s`` the window is written as one ``cpu-profile`` record (key = window
 start, value ``model.records.CpuProfile``), or, from 15 KB on, as the side file
 ``cpu-profile/<key>.json`` with a record that names it. Memory grows with distinct stacks, not
@@ -40,13 +47,15 @@ from types import CodeType, FrameType
 from typing import ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
+from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.agent.stacks import py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
-from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, Profile, thread_frame
+from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, IN_PROCESS, Profile, thread_frame
 from hawkwatch.model.records import CpuProfile
 from hawkwatch.model.stack import PyFrame, StackTable
+from hawkwatch.runenv import IN_PROCESS_SHARE, OUTSIDE_SAMPLER_VAR, PTRACER_VAR
 
 THREAD_NAME: Final = "hawkwatch-profiler"
 HANDOFF_ALLOWANCE_S: Final = 250e-6
@@ -113,6 +122,7 @@ class Window:
             budget=budget,
             cost_s=self.cost_s,
             max_depth_hit=self.max_depth_hit,
+            sampler=IN_PROCESS,
         )
 
 
@@ -185,7 +195,8 @@ class Sampler:
 class ProfilerMonitor:
     name: ClassVar[str] = "profiler"
 
-    def __init__(self) -> None:
+    def __init__(self, draw: IntervalDraw | None = None) -> None:
+        self.draw = draw or IntervalDraw()
         self._ctx: AgentContext | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -197,12 +208,15 @@ class ProfilerMonitor:
         self._ctx = ctx
         config = ctx.config.profiler
         sampler = Sampler(config)
+        _allow_supervisor_to_trace()
         metadata = ctx.session.metadata
         metadata["profiler"] = {
-            "budget": config.budget,
+            "budget": _budget(config),
+            "outside": os.environ.get(OUTSIDE_SAMPLER_VAR, ""),
             "rate_hz": config.rate_hz,
             "window_s": config.window_s,
             "thread_cpu_source": sampler.reader.source,
+            "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
         }
         ctx.session.write_metadata(metadata)
         self._window = Window(time.time(), time.monotonic())
@@ -237,6 +251,8 @@ class ProfilerMonitor:
 
     def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
         config = ctx.config.profiler
+        draw = self.draw
+        budget = _budget(config)
         me = threading.get_ident()
         fixed = 1.0 / config.rate_hz if config.rate_hz > 0 else 0.0
         shortest = 1.0 / config.max_rate_hz
@@ -258,12 +274,13 @@ class ProfilerMonitor:
                     now = time.monotonic()
                     if now - window.start_mono >= config.window_s:
                         self._window = Window(time.time(), now)
-                        self._write(ctx, window.profile(now, 0.0 if fixed else config.budget))
+                        self._write(ctx, window.profile(now, 0.0 if fixed else budget))
                 charged = spent + HANDOFF_ALLOWANCE_S
                 cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
                 if not fixed:
-                    period = min(max(cost / config.budget, shortest), longest)
-                due = max(due + period, now)  # behind schedule: carry on, never catch up in bursts
+                    period = min(max(cost / budget, shortest), longest)
+                # behind schedule: carry on, never catch up in bursts
+                due = max(due + draw.exponential(period), now)
         except Exception as exc:  # raised again on the scheduler thread by the firewall
             self._failure.capture(exc)
         finally:
@@ -288,12 +305,38 @@ class ProfilerMonitor:
         with self._lock:
             window, self._window = self._window, None
         if ctx is not None and window is not None and window.samples:
-            budget = 0.0 if ctx.config.profiler.rate_hz > 0 else ctx.config.profiler.budget
+            config = ctx.config.profiler
+            budget = 0.0 if config.rate_hz > 0 else _budget(config)
             self._write(ctx, window.profile(time.monotonic(), budget))
 
     def after_fork_child(self) -> None:
+        self.draw = IntervalDraw()  # the parent's generator state would give the same waits
         self._ctx = None
         self._thread = None
         self._window = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+
+
+def _budget(config: ProfilerConfig) -> float:
+    """The in-process sampler's budget: all of it, or its share when py-spy samples too."""
+    if os.environ.get(OUTSIDE_SAMPLER_VAR):
+        return config.budget * IN_PROCESS_SHARE
+    return config.budget
+
+
+def _allow_supervisor_to_trace() -> None:
+    """Under Yama's ``ptrace_scope`` = 1 only ancestors may trace a process; the supervisor's
+    out-of-process sampler is a sibling, so name the supervisor (and its descendants) as allowed
+    tracers. Only when the supervisor asked for it; a kernel without Yama refuses harmlessly."""
+    supervisor = os.environ.get(PTRACER_VAR)
+    if not supervisor or not supervisor.isdigit() or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        pr_set_ptracer = 0x59616D61  # "Yama"
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_ptracer, int(supervisor), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass

@@ -45,6 +45,7 @@ from hawkwatch.agent.plugins.stall_record import (
     thread_count,
 )
 from hawkwatch.agent.runtime import report_error
+from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.model.records import AnrTask
 
 _DISCOVERY_PERIOD = 0.5
@@ -83,6 +84,7 @@ class StallMonitor:
         self._last_full_key = ""
         self._library_prefixes: tuple[str, ...] = ()
         self._paused = False
+        self._draw = IntervalDraw()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -198,8 +200,8 @@ class StallMonitor:
 
     def _pause_after(self, busy: bool, watching: bool) -> float:
         """Sample a stall closely, ping watched loops each interval, else only look for loops."""
-        if busy:
-            return self.sample_interval
+        if busy:  # random phase: samples must not lock onto a periodic blocking pattern
+            return min(self._draw.jittered(self.sample_interval), self.interval)
         return self.interval if watching else _DISCOVERY_PERIOD
 
     def _sleep(self, pause: float) -> None:

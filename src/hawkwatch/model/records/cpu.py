@@ -67,6 +67,8 @@ class CpuHighLoad(JsonRecord, kw_only=True, frozen=True):
     """Mean process CPU, 100 = one core."""
     threads: tuple[ThreadShareValue, ...] | None = None
     """Busiest first, at most 16 (hawkwatch)."""
+    sampler: str | None = None
+    """What sampled the episode's tree: ``in-process`` or ``py-spy`` (MTHawkeye: None)."""
 
     def encode_value(self) -> bytes:
         value: dict[str, Any] = {
@@ -74,6 +76,8 @@ class CpuHighLoad(JsonRecord, kw_only=True, frozen=True):
             "lasting": f"{self.lasting:.2f}",
             "average": f"{self.average:.2f}",
         }
+        if self.sampler is not None:
+            value["sampler"] = self.sampler
         if self.threads is not None:
             value["threads"] = self.threads
         return _encode(value)
@@ -175,6 +179,8 @@ class CpuProfile(JsonRecord, kw_only=True, frozen=True):
     table: ProfileTable | None = None
     counts: tuple[tuple[Count, Count, Count], ...] | None = None
     file: str | None = None
+    sampler: str = "in-process"
+    """``in-process`` (the agent's sampler) or ``py-spy`` (``hawkwatch run``'s, from outside)."""
 
     def __post_init__(self) -> None:
         if self.file is None and (self.table is None or self.counts is None):
@@ -195,6 +201,7 @@ class CpuProfile(JsonRecord, kw_only=True, frozen=True):
                 tuple(StackFrame(f.func, f.file, f.line) for f in table.frames), tuple(table.nodes)
             ),
             counts=tuple((sid, wall, cpu) for sid, (wall, cpu) in profile.counts.items()),
+            sampler=profile.sampler,
         )
 
     def summary(self, file: str) -> CpuProfile:
@@ -226,4 +233,5 @@ class CpuProfile(JsonRecord, kw_only=True, frozen=True):
             budget=self.budget,
             cost_s=self.cost_s,
             max_depth_hit=self.max_depth_hit,
+            sampler=self.sampler,
         )

@@ -1,0 +1,281 @@
+"""Where the time went on real code: hawkwatch's top-10 self-time functions against py-spy's,
+and what each sampler costs the program.
+
+Run: python benchmarks/profile_agreement.py [--runs 3] [--scale 1.0] [--workloads all|a,b]
+         [--overhead-rounds 5] [--overhead-workloads raytrace,richards]
+
+Workloads, none written here: pyperformance's ``raytrace``, ``richards``, ``go`` and
+``json_dumps``, run from the benchmark scripts its package ships (``data-files/benchmarks/
+bm_*/run_benchmark.py --worker``, the ``bench`` extra installs it), and a pytest run of a slice
+of hawkwatch's own suite (``tests/model tests/analysis tests/formats``, browser tests left out).
+
+Agreement: runs alternate ``hawkwatch run --profile -o profiler.rate_hz=100`` (out-of-process
+py-spy engine, blocking mode; the agent's in-process sampler runs beside it at 100 Hz) and
+``py-spy record --rate 100 --subprocesses`` (blocking mode) on ``hawkwatch run`` with the
+profiler off — the same program, agent included — ``--runs`` times each; the agent's own
+start-up frames are left out of both. Self
+samples are summed per function over the runs. Per workload: the top 10 of each, whether the
+top-5 sets match, and the largest gap in points over the union of both top-10s, for hawkwatch's
+py-spy windows and, for contrast, its in-process windows.
+
+Overhead (section 2): a driver runs the workload's body and reports its own wall and CPU time
+(``perf_counter``, ``process_time``), so interpreter start-up is left out. Arms, alternated in
+rounds after a warm-up: ``plain`` (and ``aa``, the noise floor), ``hw-off`` (hawkwatch run,
+every monitor off: the baseline of the hawkwatch arms), ``hw-pyspy-100``/``hw-pyspy-budget``
+(only the profiler, py-spy engine at 100 Hz / at the default 1 % budget), ``hw-inproc-100``/
+``hw-inproc-budget`` (in-process engine), ``hw-pyspy-budget-block`` (py-spy pausing the
+program for each sample, ``profiler.pyspy_nonblocking=false``), and ``py-spy`` (py-spy record
+at 100 Hz, against ``plain``). Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from hawkwatch.formats.cpu_profile import read_profiles
+from hawkwatch.model.profile import IN_PROCESS, PY_SPY, Profile, is_thread_frame
+from hawkwatch.model.stack import PyFrame
+from hawkwatch.pyspy import find_pyspy, parse_raw
+from hawkwatch.store import list_sessions
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+MONITORS_OFF = [f"-o{m}.enabled=false" for m in ("resources", "gc", "launch", "imports", "cpu")]
+STALL_OFF = ["-ostall.enabled=false"]
+# name: values of one loop each, at scale 1 (~6–8 s on a 2-vCPU VM)
+PYPERFORMANCE = {"raytrace": 25, "richards": 120, "go": 18, "json_dumps": 600}
+DRIVER = HERE / "workloads" / "timed_run.py"
+
+
+
+def workload_argv(name: str, scale: float, work: Path | None = None) -> list[str]:
+    if name == "pytest":
+        skip = "not viewer and not speedscope and not chromium and not any_records_give"
+        # a fresh --basetemp per run: no run pays for removing another's old temporary folders
+        basetemp = (work or Path(tempfile.gettempdir())) / f"basetemp-{os.urandom(4).hex()}"
+        return ["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={basetemp}",
+                "tests/model", "tests/analysis", "tests/formats", "-k", skip]  # fmt: skip
+    import pyperformance
+
+    base = Path(pyperformance.__file__).parent / "data-files" / "benchmarks"
+    values = max(1, round(PYPERFORMANCE[name] * scale))
+    script = base / f"bm_{name}" / "run_benchmark.py"
+    return [str(script), "--worker", "-l", "1", "-n", str(values), "-w", "0"]
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HAWKWATCH_", "_HAWKWATCH"))}
+    env["HAWKWATCH_HOME"] = str(home)
+    return env
+
+
+def self_shares(stacks: Sequence[tuple[tuple[PyFrame, ...], int]]) -> Counter[str]:
+    """Self samples per function ``func (file name)`` (line numbers merged)."""
+    counts: Counter[str] = Counter()
+    for stack, count in stacks:
+        frames = [f for f in stack if not is_thread_frame(f)]
+        if frames:
+            inner = frames[0]
+            counts[f"{inner.func} ({Path(inner.file).name})"] += count
+    return counts
+
+
+def profile_stacks(profiles: Sequence[Profile]) -> list[tuple[tuple[PyFrame, ...], int]]:
+    return [pair for p in profiles for pair in p.stacks("cpu")]
+
+
+def run_hawkwatch(name: str, scale: float, work: Path) -> tuple[Counter[str], Counter[str]]:
+    home = work / f"hw-{len(list(work.iterdir()))}"
+    command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
+               *MONITORS_OFF, *STALL_OFF, "-o", "profiler.rate_hz=100", "--",
+               sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, env=_env(home), capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{name} under hawkwatch failed: {done.stderr[-1500:]}")
+    outside: Counter[str] = Counter()
+    inside: Counter[str] = Counter()
+    for session in list_sessions(home / "sessions"):
+        profiles = read_profiles(session.path, session.records().records).value
+        outside += self_shares(profile_stacks([p for p in profiles if p.sampler == PY_SPY]))
+        inside += self_shares(profile_stacks([p for p in profiles if p.sampler == IN_PROCESS]))
+    return outside, inside
+
+
+def run_pyspy(name: str, scale: float, work: Path, pyspy: str) -> Counter[str]:
+    raw = work / "peer.txt"
+    # the same program: under hawkwatch run with the profiler off, so the agent's own effects
+    # on the program (its imports, a larger heap for the GC) are in both arms
+    hawkwatch = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF,
+                 *STALL_OFF, "--", sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
+    command = [pyspy, "record", "--rate", "100", "--format", "raw", "--threads",
+               "--subprocesses", "--full-filenames", "-o", str(raw), "--", *hawkwatch]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, env=_env(work / "peer"), capture_output=True,
+                          check=False)  # fmt: skip
+    if not raw.exists():
+        raise SystemExit(f"py-spy on {name} failed: {done.stderr[-1500:]!r}")
+    counts: Counter[str] = Counter()
+    for stacks in parse_raw(raw.read_text(), 0).values():
+        counts += self_shares(list(stacks.items()))
+    return counts
+
+
+def compare(a: Counter[str], b: Counter[str]) -> tuple[bool, float, float, list[str]]:
+    """(same top-5 set, largest gap in points over both top-10s, the 95 % sampling band of that
+    gap — a difference of two binomial shares — and the table lines)."""
+    ta, tb = sum(a.values()) or 1, sum(b.values()) or 1
+    top_a = [k for k, _ in a.most_common(10)]
+    top_b = [k for k, _ in b.most_common(10)]
+    same5 = set(top_a[:5]) == set(top_b[:5])
+    gaps = {k: abs(a[k] / ta - b[k] / tb) * 100 for k in {*top_a, *top_b}}
+    gap = max(gaps.values(), default=0.0)
+    widest = max(gaps, key=lambda k: gaps[k], default="")
+    p = (a[widest] + b[widest]) / (ta + tb) if widest else 0.0
+    band = 1.96 * math.sqrt(p * (1 - p) * (1 / ta + 1 / tb)) * 100
+    lines = []
+    for i in range(10):
+        left = f"{a[top_a[i]] / ta * 100:5.1f}% {top_a[i][:40]:40}" if i < len(top_a) else " " * 47
+        right = f"{b[top_b[i]] / tb * 100:5.1f}% {top_b[i][:40]}" if i < len(top_b) else ""
+        lines.append(f"  {i + 1:>2}  {left}   {right}")
+    return same5, gap, band, lines
+
+
+def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str]:
+    summary: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="hw-agreement-") as tmp:
+        work = Path(tmp)
+        for name in names:
+            outside: Counter[str] = Counter()
+            inside: Counter[str] = Counter()
+            peer: Counter[str] = Counter()
+            for _ in range(runs):  # alternated: hawkwatch, py-spy, hawkwatch, py-spy …
+                o, i = run_hawkwatch(name, scale, work)
+                outside += o
+                inside += i
+                peer += run_pyspy(name, scale, work, pyspy)
+            n = (sum(outside.values()), sum(inside.values()), sum(peer.values()))
+            print(f"\n{name}: self time, {runs} runs each; samples: hawkwatch py-spy {n[0]}, "
+                  f"hawkwatch in-process {n[1]}, py-spy {n[2]}")  # fmt: skip
+            same5, gap, band, lines = compare(outside, peer)
+            print(f"  {'#':>2}  {'hawkwatch (py-spy engine)':47}   py-spy record (blocking)")
+            print("\n".join(lines))
+            in5, in_gap, _, _ = compare(inside, peer)
+            verdict = "met" if same5 and gap <= 3 else "NOT met"
+            print(f"  hawkwatch py-spy engine vs py-spy: same top-5 {same5}, largest gap "
+                  f"{gap:.2f} pp, sampling noise ±{band:.2f} pp ({verdict}); "
+                  f"in-process sampler vs py-spy: same top-5 {in5}, "
+                  f"largest gap {in_gap:.2f} pp")  # fmt: skip
+            inner = f"in-process {in_gap:.2f} pp/{'same' if in5 else 'different'}"
+            summary.append(
+                f"{name}: {gap:.2f} pp/{'same' if same5 else 'DIFFERENT'} top-5 ({inner})"
+            )
+    return summary
+
+
+ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-budget-block",
+        "hw-inproc-100", "hw-inproc-budget", "py-spy")  # fmt: skip
+BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
+
+
+def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> list[str]:
+    body = [sys.executable, str(DRIVER), *workload_argv(name, scale)]
+    hw = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF, *STALL_OFF]
+    profiled = {
+        "hw-pyspy-100": ["--profile", "-oprofiler.engine=py-spy", "-oprofiler.rate_hz=100"],
+        "hw-pyspy-budget": ["--profile", "-oprofiler.engine=py-spy"],
+        "hw-pyspy-budget-block": ["--profile", "-oprofiler.engine=py-spy",
+                                  "-oprofiler.pyspy_nonblocking=false"],
+        "hw-inproc-100": ["--profile", "-oprofiler.engine=in-process", "-oprofiler.rate_hz=100"],
+        "hw-inproc-budget": ["--profile", "-oprofiler.engine=in-process"],
+    }
+    if arm in ("plain", "aa"):
+        return body
+    if arm == "hw-off":
+        return [*hw, "--", *body]
+    if arm == "py-spy":
+        return [pyspy, "record", "--rate", "100", "--format", "raw",
+                "-o", str(work / "spy.txt"), "--", *body]  # fmt: skip
+    return [*hw, *profiled[arm], "--", *body]
+
+
+def overhead(
+    names: list[str], rounds: int, scale: float, pyspy: str, arms: Sequence[str] = ARMS
+) -> list[str]:
+    summary: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="hw-agreement-ovh-") as tmp:
+        work = Path(tmp)
+        for name in names:
+            times: dict[str, list[tuple[float, float]]] = {arm: [] for arm in arms}
+            for round_number in range(rounds + 1):  # round 0 warms up
+                shift = round_number % len(arms)
+                order = [*arms[shift:], *arms[:shift]]
+                for arm in order:
+                    done = subprocess.run(
+                        arm_command(arm, name, scale, work, pyspy), cwd=REPO,
+                        env=_env(work / "home"), capture_output=True, text=True, check=False,
+                    )  # fmt: skip
+                    lines = [x for x in done.stdout.splitlines() if x.startswith('{"work_s"')]
+                    if not lines:
+                        raise SystemExit(f"{arm} on {name} failed: {done.stderr[-1500:]}")
+                    result = json.loads(lines[-1])
+                    if round_number:
+                        times[arm].append((result["work_s"], result["work_cpu_s"]))
+            print(f"\noverhead on {name} ({rounds} rounds, median of per-round ratios "
+                  "[min … max]):")  # fmt: skip
+            print(f"  {'arm':18} {'vs':8} {'wall':>26} {'cpu':>26}")
+            for arm in arms:
+                base = BASELINE.get(arm, "hw-off")
+                if arm == "plain" or base not in times:
+                    continue
+                cells = []
+                for column in (0, 1):
+                    ratios = [a[column] / b[column] - 1 for a, b in zip(times[arm], times[base],
+                                                                        strict=True)]
+                    cells.append(f"{statistics.median(ratios) * 100:+6.2f}% "
+                                 f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]")
+                print(f"  {arm:18} {base:8} {cells[0]:>26} {cells[1]:>26}")
+                if arm != "hw-off":
+                    summary.append(f"{name} {arm} wall {cells[0].split()[0]} cpu "
+                                   f"{cells[1].split()[0]}")  # fmt: skip
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--workloads", default="all")
+    parser.add_argument("--overhead-rounds", type=int, default=5)
+    parser.add_argument("--overhead-workloads", default="raytrace,richards")
+    parser.add_argument("--arms", default=",".join(ARMS), help="overhead arms to run")
+    parser.add_argument("--overhead-scale", type=float, default=0.5)
+    args = parser.parse_args()
+    pyspy = find_pyspy()
+    if pyspy is None:
+        print("profile_agreement: py-spy is missing: pip install -e '.[bench]'", file=sys.stderr)
+        return 2
+    names = [*PYPERFORMANCE, "pytest"] if args.workloads == "all" else args.workloads.split(",")
+    print(f"machine: nproc={os.cpu_count()}, Python {platform.python_version()}")
+    print(f"command: python {' '.join(sys.argv)}")
+    summary = agreement(names, args.runs, args.scale, pyspy) if args.runs else []
+    ovh_names = [n for n in args.overhead_workloads.split(",") if n]
+    if args.overhead_rounds and ovh_names:
+        arms = tuple(args.arms.split(","))
+        summary += overhead(ovh_names, args.overhead_rounds, args.overhead_scale, pyspy, arms)
+    print("summary: " + "; ".join(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

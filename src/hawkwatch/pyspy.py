@@ -1,0 +1,369 @@
+"""py-spy as hawkwatch's out-of-process sampler: run it, read its raw output into ``Profile``\\ s.
+
+Why from outside: a sampler thread inside the process reads ``sys._current_frames()`` only when
+the running thread lets go of the GIL — at calls and loop back-edges — so a caller's own time is
+charged to the callee it enters next (pyperformance's ``raytrace``: 28.9 % in ``Vector.__init__``
+against 6.6 % by py-spy). py-spy reads the interpreter's frames from another process with
+``process_vm_readv`` and knows every CPython layout, and its timer draws exponential waits (no
+aliasing). ``hawkwatch run`` is the program's parent, so it may read the program's memory under
+the default ptrace rules without root (``profiler._allow_supervisor_to_trace`` covers Yama's
+``ptrace_scope`` = 1, where only ancestors may).
+
+``Recorder`` runs ``py-spy record --pid … --subprocesses --format raw --duration W`` back to back
+on a thread of the supervisor, one window per run (``W`` = ``profiler.window_s``, at most 10 s),
+each output a ``Profile`` per process with ``sampler = "py-spy"`` and cpu counts only (py-spy
+leaves idle threads out). ``--subprocesses`` follows forked and spawned children; when the
+program execs (its ``/proc/PID/cmdline`` changes) the window ends at once and the next one
+attaches to the new interpreter. py-spy's own output goes to a pipe: the program's
+output and exit code are never touched. Pure parsing lives here too (``parse_raw``), so tests and
+benchmarks read py-spy's files the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from hawkwatch.model.profile import PY_SPY, Profile, thread_frame
+from hawkwatch.model.stack import PyFrame, StackTable
+
+MAX_WINDOW_S: Final = 10.0
+"""A window is written at least this often, so a program killed early still has a profile."""
+COST_PER_SAMPLE_S: Final = 150e-6
+"""What one blocking py-spy sample (pause, read, resume) costs the program:
+``benchmarks/profile_agreement.py`` measured +1.2 % CPU at 80 Hz on pyperformance's ``raytrace``
+(2-vCPU VM). py-spy gets 80 % of the default 1 % budget: 53 Hz."""
+
+AGENT_THREAD_PREFIX: Final = "hawkwatch"
+AGENT_DIR: Final = str(Path(__file__).resolve().parent / "agent") + "/"
+"""Stacks through the agent's own code (its start-up in the main thread) are left out too."""
+CPU_POLLS: Final = 5
+"""Threads' CPU is read every this many polls (0.25 s) during a window, so the readings of a
+thread or process that ends before the window does are at most that old."""
+EXEC_POLL_S: Final = 0.05
+"""How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
+_PROCESS = re.compile(r'^process (?P<pid>\d+):')
+_THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
+_FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>\d+)\)$", re.DOTALL)
+
+
+def find_pyspy() -> str | None:
+    """The py-spy executable: on ``PATH``, or beside this interpreter (a venv's ``bin``)."""
+    found = shutil.which("py-spy")
+    if found:
+        return found
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.is_file() else None
+
+
+def default_rate(budget: float, fixed_hz: float, max_hz: float, min_hz: float) -> float:
+    """py-spy's rate: the fixed rate, else what the CPU budget pays for within the rate limits."""
+    if fixed_hz > 0:
+        return fixed_hz
+    return min(max(budget / COST_PER_SAMPLE_S, min_hz), max_hz)
+
+
+def parse_raw(
+    text: str, root_pid: int, skip_dir: str = AGENT_DIR
+) -> dict[int, dict[tuple[PyFrame, ...], int]]:
+    """py-spy's ``--format raw --threads`` lines → per process id, stacks (innermost first,
+    outermost a thread pseudo-frame as the in-process profiler writes it) and counts.
+
+    Lines without a ``process PID:`` prefix belong to ``root_pid`` (py-spy adds the prefix only
+    for processes other than the one it was given, or when that one is not Python). Lines that
+    do not parse are skipped, and so are the agent's threads and stacks through ``skip_dir``
+    (the agent's code), as the in-process sampler leaves itself out.
+    """
+    return _by_pid(parse_raw_threads(text, root_pid, skip_dir))
+
+
+ThreadStacks = dict[tuple[int, int], dict[tuple[PyFrame, ...], int]]
+"""Stacks and counts per ``(pid, native thread id)`` (thread id -1 when py-spy gave none)."""
+
+
+def parse_raw_threads(text: str, root_pid: int, skip_dir: str = AGENT_DIR) -> ThreadStacks:
+    """``parse_raw``, kept apart per thread (for ``cpu_weighted``)."""
+    found: ThreadStacks = {}
+    for line in text.splitlines():
+        body, _, count_text = line.rpartition(" ")
+        if not count_text.isdigit() or not body:
+            continue
+        parts = body.split(";")
+        pid = root_pid
+        while parts and (match := _PROCESS.match(parts[0])):
+            pid = int(match["pid"])
+            parts = parts[1:]
+        if not parts:
+            continue
+        thread = _THREAD.match(parts[0])
+        if thread is None:
+            continue
+        name = thread["name"] or f"thread-{thread['tid']}"
+        if name.startswith(AGENT_THREAD_PREFIX):
+            continue  # the agent's own threads, left out as the in-process sampler does
+        frames = [thread_frame(name)]
+        for text_frame in parts[1:]:
+            match = _FRAME.match(text_frame)
+            if match is None:
+                frames.append(PyFrame(text_frame, "", 0))
+            else:
+                frames.append(PyFrame(match["func"], match["file"], int(match["line"])))
+        if skip_dir and any(frame.file.startswith(skip_dir) for frame in frames):
+            continue
+        stack = tuple(reversed(frames))
+        tid = int(thread["tid"]) if thread["tid"].isdigit() else -1
+        per_thread = found.setdefault((pid, tid), {})
+        per_thread[stack] = per_thread.get(stack, 0) + int(count_text)
+    return found
+
+
+def _by_pid(threads: ThreadStacks) -> dict[int, dict[tuple[PyFrame, ...], int]]:
+    found: dict[int, dict[tuple[PyFrame, ...], int]] = {}
+    for (pid, _), stacks in threads.items():
+        per_pid = found.setdefault(pid, {})
+        for stack, count in stacks.items():
+            per_pid[stack] = per_pid.get(stack, 0) + count
+    return found
+
+
+def cpu_weighted(
+    threads: ThreadStacks, cpu_s: Mapping[int, float], rate_hz: float
+) -> dict[int, dict[tuple[PyFrame, ...], int]]:
+    """Per process, stacks whose per-thread totals are cut to the CPU each thread really used.
+
+    py-spy counts a thread as active when the OS says it may run, so a thread that is runnable
+    but waiting for a core — or, now and then, one blocked on a lock — gets samples it did not
+    spend on a CPU. Over a window the kernel's count (``cpu_s``: CPU seconds per native thread
+    id, from ``schedstat``) says how many samples a thread can have earned at ``rate_hz``; a
+    thread with more keeps that many, spread over its stacks in proportion (largest remainders).
+    py-spy says where a thread was, the kernel how long it ran. Threads without a reading keep
+    their counts."""
+    weighted: ThreadStacks = {}
+    for key, stacks in threads.items():
+        used = cpu_s.get(key[1])
+        total = sum(stacks.values())
+        earned = total if used is None else min(total, round(used * rate_hz))
+        weighted[key] = stacks if earned == total else _scaled(stacks, earned, total)
+    return _by_pid(weighted)
+
+
+def _scaled(
+    stacks: dict[tuple[PyFrame, ...], int], earned: int, total: int
+) -> dict[tuple[PyFrame, ...], int]:
+    exact = {stack: count * earned / total for stack, count in stacks.items()}
+    scaled = {stack: int(value) for stack, value in exact.items()}
+    left = earned - sum(scaled.values())
+    for stack in sorted(exact, key=lambda s: scaled[s] - exact[s])[:left]:
+        scaled[stack] += 1
+    return {stack: count for stack, count in scaled.items() if count}
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU seconds of every thread of ``pid`` and its descendants, by native thread id
+    (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU)."""
+    pids = [pid]
+    try:
+        import psutil
+
+        pids += [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    except Exception:  # noqa: BLE001 (gone, or no permission: what can be read is enough)
+        pass
+    found: dict[int, float] = {}
+    for one in pids:
+        try:
+            tids = os.listdir(f"/proc/{one}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{one}/task/{tid}/schedstat", "rb") as f:
+                    found[int(tid)] = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def window_profile(
+    stacks: dict[tuple[PyFrame, ...], int], start: float, duration: float, rate_hz: float
+) -> Profile:
+    """One process's samples of one py-spy run as a ``Profile`` (cpu counts only)."""
+    table = StackTable()
+    counts: dict[int, tuple[int, int]] = {}
+    for stack, count in stacks.items():
+        stack_id = table.add(stack)
+        wall, cpu = counts.get(stack_id, (0, 0))
+        counts[stack_id] = (wall, cpu + count)
+    return Profile(
+        start_time=start,
+        duration_s=max(duration, 1e-6),
+        samples=sum(stacks.values()),
+        rate_hz=rate_hz,
+        table=table,
+        counts=counts,
+        sampler=PY_SPY,
+    )
+
+
+@dataclass
+class Window:
+    """One py-spy run: its time span and the profiles of each process it saw."""
+
+    start: float
+    end: float
+    profiles: dict[int, Profile] = field(default_factory=dict)
+
+
+@dataclass
+class RecorderOptions:
+    rate_hz: float = 100.0
+    window_s: float = MAX_WINDOW_S
+    nonblocking: bool = False
+    executable: str = "py-spy"
+
+
+class Recorder:
+    """Runs py-spy on ``pid`` and its children window after window until ``stop()``.
+
+    Never raises into the supervisor: a py-spy that cannot attach (no ptrace rights, no
+    Python) leaves ``errors`` and no windows, and the in-process sampler's windows stand.
+    """
+
+    def __init__(self, pid: int, options: RecorderOptions) -> None:
+        self.pid = pid
+        self.options = options
+        self.windows: list[Window] = []
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._current: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="hawkwatch-py-spy", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the window in progress (py-spy writes what it has on SIGINT) and wait for it."""
+        self._stop.set()
+        with self._lock:
+            current = self._current
+        if current is not None and current.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                current.send_signal(signal.SIGINT)
+        self._thread.join(timeout)
+        if self._thread.is_alive() and current is not None:
+            with contextlib.suppress(ProcessLookupError):
+                current.kill()
+            self._thread.join(timeout)
+
+    def _command(self, output: Path) -> list[str]:
+        o = self.options
+        command = [o.executable, "record", "--pid", str(self.pid), "--rate", f"{o.rate_hz:g}",
+                   "--duration", str(max(1, round(min(o.window_s, MAX_WINDOW_S)))),
+                   "--format", "raw", "--threads", "--subprocesses", "--full-filenames",
+                   "--output", str(output)]  # fmt: skip
+        if o.nonblocking:
+            command.append("--nonblocking")
+        return command
+
+    def _run(self) -> None:
+        with tempfile.TemporaryDirectory(prefix="hawkwatch-py-spy-") as scratch:
+            number = 0
+            while not self._stop.is_set() and _alive(self.pid):
+                number += 1
+                output = Path(scratch) / f"window-{number}.txt"
+                try:
+                    self._one(output)
+                except Exception as exc:  # noqa: BLE001 (never into the supervisor)
+                    self.errors.append(f"{type(exc).__name__}: {exc}")
+                    return
+                if len(self.errors) >= 3 and not self.windows:
+                    return  # py-spy cannot attach here: stop trying
+
+    def _one(self, output: Path) -> None:
+        cpu_before = thread_cpu_seconds(self.pid)
+        start = time.time()
+        with self._lock:
+            if self._stop.is_set():
+                return
+            log = output.with_suffix(".log").open("w+b")  # a file: a pipe could fill up
+            self._current = child = subprocess.Popen(
+                self._command(output),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
+            )
+        program = _program(self.pid)
+        cpu_last = dict(cpu_before)
+        polls = 0
+        while True:  # a program that execs another gets a new window (py-spy loses it)
+            try:
+                child.wait(EXEC_POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                if _program(self.pid) != program:
+                    with contextlib.suppress(ProcessLookupError):
+                        child.send_signal(signal.SIGINT)
+                polls += 1
+                if polls % CPU_POLLS == 0:  # the last readings stand for threads that end
+                    cpu_last.update(thread_cpu_seconds(self.pid))
+        end = time.time()
+        with log:
+            log.seek(0)
+            err = log.read()
+        with self._lock:
+            self._current = None
+        try:
+            text = output.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            if _alive(self.pid):
+                message = err.decode(errors="replace").strip().splitlines()
+                self.errors.append(message[-1] if message else f"py-spy exit {child.returncode}")
+                time.sleep(0.2)
+            return
+        cpu_last.update(thread_cpu_seconds(self.pid))
+        used = {t: s - cpu_before.get(t, 0.0) for t, s in cpu_last.items()}
+        per_pid = cpu_weighted(parse_raw_threads(text, self.pid), used, self.options.rate_hz)
+        window = Window(start, end)
+        for pid, stacks in per_pid.items():
+            window.profiles[pid] = window_profile(stacks, start, end - start, self.options.rate_hz)
+        self.windows.append(window)
+
+
+def _program(pid: int) -> bytes:
+    """What ``pid`` runs (its command line): changes when it execs."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state != [b"Z"]
+
+
+def merged(windows: Iterable[Window]) -> dict[int, list[Profile]]:
+    """Profiles by process id, oldest first."""
+    by_pid: dict[int, list[Profile]] = {}
+    for window in windows:
+        for pid, profile in window.profiles.items():
+            by_pid.setdefault(pid, []).append(profile)
+    return by_pid

@@ -1,0 +1,114 @@
+"""py-spy's raw output read into the profile model, and episode trees made from its windows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hawkwatch.model.profile import PY_SPY, HighLoadEpisode, thread_frame
+from hawkwatch.model.records import CpuProfile
+from hawkwatch.model.stack import PyFrame
+from hawkwatch.pyspy import default_rate, parse_raw, window_profile
+from hawkwatch.pyspy_store import episode_tree
+
+RAW = "\n".join([
+    "thread (101): MainThread;<module> (/app/a.py:16);spin (/app/a.py:11);f (/app/a.py:4) 40",
+    "thread (101): MainThread;<module> (/app/a.py:16);spin (/app/a.py:11);g (/app/a.py:8) 60",
+    "thread (105): hawkwatch-scheduler;Thread._bootstrap (/py/threading.py:1002) 7",
+    'process 202:"/usr/bin/python a.py";thread (202): MainThread;'
+    "<module> (/app/a.py:15);g (/app/a.py:8) 5",
+    'process 1:"bash run.sh";process 303:"python b.py";thread (303);<module> (/app/b.py:1) 2',
+    "thread (101): MainThread 3",
+    "not a stack line",
+])  # fmt: skip
+
+SPIN = PyFrame("spin", "/app/a.py", 11)
+MODULE = PyFrame("<module>", "/app/a.py", 16)
+
+
+def test_raw_lines_become_stacks_per_process_innermost_first_with_thread_frames() -> None:
+    found = parse_raw(RAW, root_pid=101)
+    assert set(found) == {101, 202, 303}
+    root = found[101]
+    f_stack = (PyFrame("f", "/app/a.py", 4), SPIN, MODULE, thread_frame("MainThread"))
+    assert root[f_stack] == 40
+    assert root[(thread_frame("MainThread"),)] == 3
+    assert not any("hawkwatch" in s[-1].func for s in root)  # the agent's threads are left out
+    assert found[202] == {
+        (PyFrame("g", "/app/a.py", 8), PyFrame("<module>", "/app/a.py", 15),
+         thread_frame("MainThread")): 5
+    }  # fmt: skip
+    assert found[303] == {(PyFrame("<module>", "/app/b.py", 1), thread_frame("thread-303")): 2}
+
+
+def test_a_window_is_a_cpu_only_profile_that_says_py_spy_made_it() -> None:
+    stacks = parse_raw(RAW, root_pid=101)[101]
+    profile = window_profile(stacks, 1000.0, 2.0, 97.0)
+    assert profile.sampler == PY_SPY and profile.samples == 103 and profile.rate_hz == 97.0
+    assert all(wall == 0 for wall, _ in profile.counts.values())
+    record = CpuProfile.of(profile).to_record()
+    back = CpuProfile.from_record(record).to_profile()
+    assert back.sampler == PY_SPY
+    assert sorted(n for _, n in back.stacks("cpu")) == [3, 40, 60]
+    assert list(back.stacks("wall")) == []
+    legacy = json.loads(record.value)
+    del legacy["sampler"]
+    older = record._replace(value=json.dumps(legacy))  # windows written before the field
+    assert CpuProfile.from_record(older).to_profile().sampler == "in-process"
+
+
+def test_an_episode_tree_takes_the_windows_mostly_inside_it_without_thread_frames() -> None:
+    stacks = parse_raw(RAW, root_pid=101)[101]
+    inside = window_profile(stacks, 1000.0, 2.0, 100.0)
+    half_out = window_profile({(SPIN, thread_frame("MainThread")): 9}, 1001.6, 2.0, 100.0)
+    episode = HighLoadEpisode("1000.000000", 999.5, 3.0, 95.0)  # 999.5 … 1002.5
+    tree = episode_tree(episode, [inside, half_out])
+    assert tree is not None
+    (root,) = json.loads(tree)
+    assert root["frame"] == "<module> (/app/a.py:16)" and root["count"] == 100
+    assert episode_tree(HighLoadEpisode("0", 2000.0, 5.0, 90.0), [inside]) is None
+
+
+def test_the_default_rate_is_what_the_budget_pays_for_within_the_limits() -> None:
+    assert default_rate(0.1, 0.0, 100.0, 1.0) == 100.0
+    assert default_rate(0.0015, 0.0, 100.0, 1.0) == pytest.approx(10.0)
+    assert default_rate(0.0001, 0.0, 100.0, 2.0) == 2.0
+    assert default_rate(0.01, 37.0, 100.0, 1.0) == 37.0
+
+
+def test_thread_totals_are_cut_to_the_cpu_each_thread_used() -> None:
+    from hawkwatch.pyspy import cpu_weighted, parse_raw_threads
+
+    raw = "\n".join([
+        "thread (11): MainThread;<module> (/a.py:1);f (/a.py:2) 60",
+        "thread (11): MainThread;<module> (/a.py:1);g (/a.py:3) 40",
+        "thread (12): waiter;Condition.wait (/py/threading.py:327) 30",
+        "thread (13): unknown;h (/a.py:9) 5",
+    ])  # fmt: skip
+    threads = parse_raw_threads(raw, 11)
+    assert set(threads) == {(11, 11), (11, 12), (11, 13)}
+    # MainThread ran 0.5 s of a 1 s window (100 Hz: 50 samples earned), the waiter 0.001 s
+    (stacks,) = cpu_weighted(threads, {11: 0.5, 12: 0.001}, 100.0).values()
+    by_func = {stack[0].func: n for stack, n in stacks.items()}
+    assert by_func == {"f": 30, "g": 20, "h": 5}  # in proportion; no reading: kept as it was
+    (kept,) = cpu_weighted(threads, {11: 2.0, 12: 1.0}, 100.0).values()
+    assert sum(kept.values()) == 135  # never raised above what py-spy saw
+
+
+def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
+    import pytest
+
+    from hawkwatch.config import ProfilerConfig
+    from hawkwatch.errors import ConfigError
+    from hawkwatch.launcher import OutsideSampler
+
+    with pytest.raises(ConfigError, match=r"profiler\.engine = 'bogus': use one of auto"):
+        OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="bogus"))
+    assert OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="in-process")) is None
+    assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
+    chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
+    assert chosen is not None
+    assert chosen.options.rate_hz == pytest.approx(53.33, abs=0.01)  # 0.8 % at 150 µs a sample
+    fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
+    assert fixed is not None and fixed.options.rate_hz == 37
