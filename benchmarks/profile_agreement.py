@@ -51,8 +51,8 @@ from hawkwatch.store import list_sessions
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-MONITORS_OFF = [f"-o{m}.enabled=false" for m in ("resources", "gc", "launch", "imports", "cpu")]
-STALL_OFF = ["-ostall.enabled=false"]
+MONITORS_OFF = [f"-c{m}.enabled=false" for m in ("resources", "gc", "launch", "imports", "cpu")]
+STALL_OFF = ["-cstall.enabled=false"]
 # name: values of one loop each, at scale 1 (~6–8 s on a 2-vCPU VM)
 PYPERFORMANCE = {"raytrace": 25, "richards": 120, "go": 18, "json_dumps": 600}
 DRIVER = HERE / "workloads" / "timed_run.py"
@@ -98,7 +98,7 @@ def profile_stacks(profiles: Sequence[Profile]) -> list[tuple[tuple[PyFrame, ...
 def run_hawkwatch(name: str, scale: float, work: Path) -> tuple[Counter[str], Counter[str]]:
     home = work / f"hw-{len(list(work.iterdir()))}"
     command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
-               *MONITORS_OFF, *STALL_OFF, "-o", "profiler.rate_hz=100", "--",
+               *MONITORS_OFF, *STALL_OFF, "-c", "profiler.rate_hz=100", "--",
                sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, env=_env(home), capture_output=True, text=True,
                           check=False)  # fmt: skip

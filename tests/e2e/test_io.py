@@ -19,7 +19,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "io_misuse.py"
 def test_the_example_app_shows_exactly_its_four_misuses(runner: Runner) -> None:
     # 32 MB take more than 1 ms to read on any machine; the 13 ms default is for real use.
     done = runner.hawkwatch(
-        "run", "--io", "-o", "io.loop_op_ms=1", "--", sys.executable, str(EXAMPLE), "--big-mb", "32"
+        "run", "--io", "-c", "io.loop_op_ms=1", "--", sys.executable, str(EXAMPLE), "--big-mb", "32"
     )
     assert done.returncode == 0, done.stderr
     assert "four misuses" in done.stdout

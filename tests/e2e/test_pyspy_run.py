@@ -91,11 +91,11 @@ def ran(tmp_path_factory: pytest.TempPathFactory):
         "-c", "profiler.engine=py-spy",
         "-c", "profiler.rate_hz=100",
         "-c", "profiler.window_s=2",
-        "-o", "cpu.highload_min_duration_s=1",
+        "-c", "cpu.highload_min_duration_s=1",
         # a low bar: the episode must exist even when a loaded machine gives the burn little CPU
-        "-o", "cpu.highload_threshold=0.2",
-        "-o", "cpu.check_interval_s=0.2",
-        "-o", "cpu.check_interval_busy_s=0.25",
+        "-c", "cpu.highload_threshold=0.2",
+        "-c", "cpu.check_interval_s=0.2",
+        "-c", "cpu.check_interval_busy_s=0.25",
         "--", sys.executable, str(app), str(execd),
         timeout=180,
     )  # fmt: skip

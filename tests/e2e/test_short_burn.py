@@ -25,7 +25,7 @@ def test_the_report_says_the_burn_was_shorter_than_the_episode_minimum(tmp_path)
     app = runner.script("burn.py", BURN)
     # a low bar, so a loaded machine's share of a core still counts as a burn
     result = runner.hawkwatch(
-        "run", "-o", "cpu.highload_threshold=0.1", "-o", "cpu.check_interval_s=0.2",
+        "run", "-c", "cpu.highload_threshold=0.1", "-c", "cpu.check_interval_s=0.2",
         "--", sys.executable, str(app),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
