@@ -17,6 +17,7 @@ import time
 from types import TracebackType
 from typing import Any
 
+from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.monitor import LaunchTimes, time_key, to_json
 from hawkwatch.agent.plugins import default_monitors
 from hawkwatch.agent.plugins.stall_loops import heartbeat
@@ -150,6 +151,7 @@ class Span:
             if kind is not None:
                 record["error"] = kind.__name__
             agent.store_json(c.CUSTOM_SPAN, record, key=time_key(self._started))
+            breadcrumbs.note("span", f"{self.name} {record['duration_ms']} ms")  # issue 15
         except Exception as exc:
             _report(agent, "span", exc)
 

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.exit_tracking import ExitTracker
 from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, time_key, to_json
 from hawkwatch.agent.scheduler import Scheduler
@@ -206,6 +207,7 @@ class Agent:
     def event(self, name: str, extra: str | None = None) -> None:
         """A ``custom-time-event`` record in MTHawkeye's shape."""
         now = time.time()
+        breadcrumbs.note("event", name)  # crash records show the last events (issue 15)
         value: dict[str, Any] = {"time": round(now, 6), "event": name}
         if extra is not None:
             value["extra"] = extra

@@ -37,6 +37,9 @@ HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
 CPU_PROFILE_DIR: Final = "cpu-profile"
+CRASH: Final = "crash"
+EXIT_CLASSIFICATION: Final = "exit-classification"
+MEMORY_LEVEL: Final = "memory-level"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -58,4 +61,7 @@ AGENT_COLLECTIONS: Final = (
     CPU_HIGHLOAD,
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,
+    CRASH,
+    EXIT_CLASSIFICATION,
+    MEMORY_LEVEL,
 )

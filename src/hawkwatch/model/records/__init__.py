@@ -29,6 +29,16 @@ from hawkwatch.model.records._codec import (
     parse_number,
     time_key,
 )
+from hawkwatch.model.records.crash import (
+    CRASH_TYPES,
+    Breadcrumb,
+    Cause,
+    Crash,
+    ExitClassification,
+    MemoryLevel,
+    ThreadStack,
+)
+from hawkwatch.model.records.crash import Frame as CrashRecordFrame
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
     AvailableMemory,
@@ -43,7 +53,7 @@ from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, *CRASH_TYPES)
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -100,6 +110,13 @@ __all__ = [
     "MAX_MAGNITUDE",
     "RECORD_TYPES",
     "AvailableMemory",
+    "Breadcrumb",
+    "Cause",
+    "Crash",
+    "CrashRecordFrame",
+    "ExitClassification",
+    "MemoryLevel",
+    "ThreadStack",
     "Count",
     "CpuUsage",
     "DecodedRecords",
