@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "report": {"model"},
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv"},
-    "launcher": {"config", "errors", "model", "store", "runenv"},
+    "launcher": {"config", "errors", "model", "store", "runenv", "agent"},  # crash_recovery
     "cli": {"*"},
     "__main__": {"cli"},
     "__init__": {"agent", "errors", "_version"},

@@ -15,7 +15,7 @@ import sysconfig
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType, TracebackType
 from typing import Final
 
@@ -178,7 +178,7 @@ def fit(crash: Crash) -> Crash:
     """The crash, made smaller until its JSON fits one store line."""
     if len(crash.encode_value().encode()) <= _ROOM:
         return crash
-    steps = (
+    steps: tuple[Callable[[Crash], Crash], ...] = (
         lambda c: msgspec.structs.replace(c, threads=c.threads[:4]),
         lambda c: msgspec.structs.replace(c, breadcrumbs=c.breadcrumbs[-10:]),
         lambda c: msgspec.structs.replace(

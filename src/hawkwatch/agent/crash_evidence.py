@@ -15,6 +15,7 @@ import errno
 import json
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any, Final
 
@@ -117,7 +118,12 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 def record_start_evidence(folder: Path, pid: int) -> dict[str, Any]:
     """Write ``exit-evidence.json`` for this process; returns what it wrote."""
-    value: dict[str, Any] = {"pid": pid, "boot_id": boot_id()}
+    main = threading.main_thread()
+    value: dict[str, Any] = {
+        "pid": pid,
+        "boot_id": boot_id(),
+        "threads": {str(main.ident): main.name},
+    }
     cgroup = memory_cgroup()
     if cgroup is not None:
         path, version = cgroup

@@ -18,6 +18,7 @@ exception costs nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -68,7 +69,7 @@ class CrashHooks:
         if self._asyncio is not None:
             cls, previous, wrapper = self._asyncio
             if cls.__dict__.get("call_exception_handler") is wrapper:
-                cls.call_exception_handler = previous
+                cls.call_exception_handler = previous  # type: ignore[attr-defined]
                 self._asyncio = None
 
     # -- wrappers -----------------------------------------------------------------------------
@@ -118,10 +119,8 @@ class CrashHooks:
     def _os_exit_wrapper(self, previous: Callable[[int], NoReturn]) -> Callable[[int], NoReturn]:
         def _exit(status: int) -> NoReturn:
             if self.active:
-                try:
+                with contextlib.suppress(Exception):  # leaving must never fail because of us
                     self.sink.on_os_exit(status)
-                except Exception:  # leaving must never fail because of us
-                    pass
             previous(status)
 
         return _exit

@@ -53,8 +53,11 @@ _THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+)(?: \[(.*)\])?")
 _FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
 
 
-def parse_fault_dump(text: str, when: float, pid: int | None) -> Crash | None:
-    """The crash faulthandler wrote (None when the text holds no fatal error)."""
+def parse_fault_dump(
+    text: str, when: float, pid: int | None, names: dict[int, str] | None = None
+) -> Crash | None:
+    """The crash faulthandler wrote (None when the text holds no fatal error); ``names``:
+    thread names by ident, known from the agent's evidence file."""
     fatal = _FATAL.search(text)
     if fatal is None:
         return None
@@ -67,12 +70,13 @@ def parse_fault_dump(text: str, when: float, pid: int | None) -> Crash | None:
     for line in text.splitlines():
         thread = _THREAD.match(line)
         if thread is not None:
-            label = thread.group(3) or f"thread {thread.group(2)}"
+            ident = int(thread.group(2), 16)
+            label = thread.group(3) or (names or {}).get(ident) or f"thread {thread.group(2)}"
             if thread.group(1) == "Current thread" and not crashed_name:
                 current, crashed_name = crashed, label
             else:
                 current = []
-                others.append((label, int(thread.group(2), 16), current))
+                others.append((label, ident, current))
             continue
         frame = _FRAME.match(line)
         if frame is not None and current is not None:
@@ -134,7 +138,12 @@ def _read_fault(folder: Path, pid: int | None) -> tuple[Crash | None, Path | Non
         when = claimed.stat().st_mtime
     except OSError:
         return None, claimed
-    return parse_fault_dump(text, when, pid), claimed
+    evidence = ev.read_json(folder / ev.EVIDENCE_NAME) or {}
+    known = evidence.get("threads")
+    names = (
+        {int(k): str(v) for k, v in known.items() if k.isdigit()} if isinstance(known, dict) else {}
+    )
+    return parse_fault_dump(text, when, pid, names), claimed
 
 
 def gather_facts(
@@ -159,9 +168,9 @@ def gather_facts(
         after = ev.oom_kill_count(Path(cgroup["path"]), int(cgroup["version"]))
     pid = (evidence or {}).get("pid")
     kernel = None
-    if isinstance(pid, int) and fault is None and agent_exit is None:
-        if returncode is None or returncode == -signal.SIGKILL:
-            kernel = ev.kernel_oom_line(pid)
+    unexplained = fault is None and agent_exit is None
+    if isinstance(pid, int) and unexplained and returncode in (None, -signal.SIGKILL):
+        kernel = ev.kernel_oom_line(pid)
     os_exit = intent.get("os_exit")
     hang = any(folder.glob("hang-*.json")) or any(folder.glob("hang-*.json.reported"))
     return ExitFacts(
@@ -236,9 +245,12 @@ def finish_earlier_sessions(current: Session) -> int:
             continue
         metadata = session.metadata
         pid, started = metadata.get("pid"), metadata.get("start_time")
-        if isinstance(pid, int) and isinstance(started, int | float):
-            if is_same_process_alive(pid, float(started)):
-                continue
+        if (
+            isinstance(pid, int)
+            and isinstance(started, int | float)
+            and is_same_process_alive(pid, float(started))
+        ):
+            continue
         if finish_session(folder, None, source="next-start") is not None:
             done += 1
     return done

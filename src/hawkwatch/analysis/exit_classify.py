@@ -127,6 +127,7 @@ def _supervised(facts: ExitFacts, returncode: int) -> ExitVerdict:
 
 
 def _unsupervised(facts: ExitFacts) -> ExitVerdict:
+    evidence: tuple[str, ...]
     agent = facts.agent_exit
     if agent is not None:
         return _from_agent_record(agent, facts)

@@ -26,6 +26,7 @@ from hawkwatch.analysis._values import (
     parse_object,
     time_and_object,
 )
+from hawkwatch.analysis.crash_report import crash_rows, summarize_exit
 from hawkwatch.analysis.launch import build_launch_breakdown
 from hawkwatch.analysis.session_info import build_session_info
 from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
@@ -76,7 +77,15 @@ _TIME_KEYED: Final = _SERIES_NAMES | {
     c.EXIT_STATE,
     c.HAWKWATCH_ERROR,
 }
-_REPORTED: Final = _TIME_KEYED | {c.LAUNCH_TIME, c.APP_LAUNCH, c.IMPORT_TIME, c.ANR, c.HANG_KILL}
+_REPORTED: Final = _TIME_KEYED | {
+    c.LAUNCH_TIME,
+    c.APP_LAUNCH,
+    c.IMPORT_TIME,
+    c.ANR,
+    c.HANG_KILL,
+    c.CRASH,
+    c.EXIT_CLASSIFICATION,
+}
 _CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
 
@@ -125,6 +134,15 @@ def build_session_report(
     pauses = parse_gc_pauses(of(c.GC_PAUSE), start, findings)
     imports = parse_imports(of(c.IMPORT_TIME), findings)
     exit_state = _exit_state(of(c.EXIT_STATE), start, findings)
+    crashes = crash_rows(of(c.CRASH), start, findings)
+    exit_state = summarize_exit(
+        exit_state,
+        of(c.EXIT_STATE),
+        of(c.EXIT_CLASSIFICATION),
+        crashes,
+        start=start,
+        findings=findings,
+    )
     errors = _errors(of(c.HAWKWATCH_ERROR), start, findings)
     stalls = summarize_stalls(
         of(c.ANR), of(c.HANG_KILL), start, findings, max_rows=max_rows, read_line=read_line
@@ -179,6 +197,7 @@ def build_session_report(
         skipped_lines=skipped_lines,
         stalls=stalls,
         cpu=cpu,
+        crashes=tuple(crashes[:max_rows]),
     )
 
 

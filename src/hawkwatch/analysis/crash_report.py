@@ -1,0 +1,133 @@
+"""The report's crash and exit sections: ``crash`` and ``exit-classification`` records (pure).
+
+The exit comes from the last ``exit-classification`` (written by ``hawkwatch run`` or the next
+agent start); without one it is classified here from the ``exit-state`` records and the fatal
+crashes, by the same rules (``exit_classify``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from hawkwatch.analysis._values import Findings, offset
+from hawkwatch.analysis.exit_classify import ExitFacts, classify_exit
+from hawkwatch.model import Record
+from hawkwatch.model.records import Crash, CrashRecordFrame, ExitClassification, RecordError
+from hawkwatch.model.report import (
+    BreadcrumbRow,
+    CrashCauseRow,
+    CrashFrameRow,
+    CrashRow,
+    CrashThreadRow,
+    ExitState,
+)
+
+
+def _frames(frames: Iterable[CrashRecordFrame]) -> tuple[CrashFrameRow, ...]:
+    return tuple(CrashFrameRow(f.function, f.file, f.line, f.source) for f in frames)
+
+
+def crash_rows(records: list[Record], start: float | None, findings: Findings) -> list[CrashRow]:
+    """Every readable ``crash`` record, in time order."""
+    rows: list[CrashRow] = []
+    for record in records:
+        try:
+            crash = Crash.from_record(record)
+        except RecordError as exc:
+            findings.add(record, str(exc))
+            continue
+        rows.append(
+            CrashRow(
+                kind=crash.kind,
+                fatal=crash.fatal,
+                type=crash.type,
+                message=crash.message,
+                thread=crash.thread,
+                frames=_frames(crash.frames),
+                threads=tuple(CrashThreadRow(t.name, _frames(t.frames)) for t in crash.threads),
+                fingerprint=crash.fingerprint,
+                breadcrumbs=tuple(BreadcrumbRow(b.time, b.kind, b.text) for b in crash.breadcrumbs),
+                time=crash.time,
+                offset_s=offset(crash.time, start),
+                source=crash.source,
+                title=crash.title,
+                causes=tuple(
+                    CrashCauseRow(k.type, k.message, k.relation, _frames(k.frames))
+                    for k in crash.causes
+                ),
+            )
+        )
+    return sorted(rows, key=lambda row: row.time)
+
+
+def summarize_exit(
+    state: ExitState | None,
+    exit_states: list[Record],
+    classifications: list[Record],
+    crashes: list[CrashRow],
+    *,
+    start: float | None,
+    findings: Findings,
+) -> ExitState | None:
+    """``state`` (the last ``exit-state``) with its kind and evidence filled in."""
+    chosen: ExitClassification | None = None
+    for record in classifications:
+        try:
+            chosen = ExitClassification.from_record(record)
+        except RecordError as exc:
+            findings.add(record, str(exc))
+    if chosen is not None:
+        if state is None:
+            return ExitState(
+                time=chosen.time,
+                offset_s=offset(chosen.time, start),
+                clean=chosen.kind in ("clean", "exit-code", "exception"),
+                exit_code=chosen.exit_code,
+                signal=chosen.signal,
+                source=chosen.source,
+                kind=chosen.kind,
+                evidence=chosen.evidence,
+            )
+        return dataclasses.replace(
+            state,
+            kind=chosen.kind,
+            evidence=chosen.evidence,
+            source=chosen.source,
+            exit_code=state.exit_code if state.exit_code is not None else chosen.exit_code,
+            signal=state.signal if state.signal is not None else chosen.signal,
+        )
+    if state is None:
+        return None
+    verdict = classify_exit(_facts(exit_states, crashes))
+    return dataclasses.replace(state, kind=verdict.kind, evidence=verdict.evidence)
+
+
+def _facts(exit_states: list[Record], crashes: list[CrashRow]) -> ExitFacts:
+    returncode: int | None = None
+    agent: dict[str, Any] | None = None
+    for record in exit_states:
+        try:
+            value = json.loads(record.value)
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        if value.get("source") == "supervisor":
+            code, number = value.get("exit_code"), value.get("signal")
+            if isinstance(number, int):
+                returncode = -number
+            elif isinstance(code, int):
+                returncode = code
+        elif value.get("source") == "agent":
+            agent = value
+    fatal_signal = next((c.type for c in crashes if c.fatal and c.kind == "signal"), None)
+    fatal_exception = next((c.type for c in crashes if c.fatal and c.kind == "exception"), None)
+    return ExitFacts(
+        returncode=returncode,
+        agent_exit=agent,
+        fatal_signal=fatal_signal,
+        fatal_exception=fatal_exception,
+    )
