@@ -131,3 +131,24 @@ def _facts(exit_states: list[Record], crashes: list[CrashRow]) -> ExitFacts:
         fatal_signal=fatal_signal,
         fatal_exception=fatal_exception,
     )
+
+
+def session_exit_kind(records: Iterable[Record]) -> str | None:
+    """How the session's process ended (exit vocabulary), None when nothing says so yet."""
+    states: list[Record] = []
+    crashes: list[Record] = []
+    kind: str | None = None
+    for record in records:
+        if record.collection == ExitClassification.collection:
+            try:
+                kind = ExitClassification.from_record(record).kind
+            except RecordError:
+                continue
+        elif record.collection == "exit-state":
+            states.append(record)
+        elif record.collection == Crash.collection:
+            crashes.append(record)
+    if kind is not None or not states:
+        return kind
+    rows = crash_rows(crashes, None, Findings())
+    return classify_exit(_facts(states, rows)).kind

@@ -16,7 +16,12 @@ from hawkwatch.model.crash import CrashReport
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="DIR", help="a folder of .crash, .ips or KSCrash files")
+    parser.add_argument(
+        "path",
+        metavar="DIR",
+        help="a folder of .crash, .ips or KSCrash files, or of hawkwatch sessions (their Python "
+        "crash records)",
+    )
     parser.add_argument(
         "--frames", type=int, default=5, metavar="N", help="in-app frames per fingerprint (5)"
     )
@@ -90,10 +95,38 @@ def run(args: argparse.Namespace) -> int:
     return 0 if reports or not unreadable else 1
 
 
-def _files(root: Path) -> Iterator[Path]:
+def _session_folders(root: Path) -> list[Path]:
+    """hawkwatch session folders at or under ``root`` (they hold ``session.json``)."""
+    if (root / "session.json").is_file():
+        return [root]
+    return sorted(path.parent for path in root.rglob("session.json"))
+
+
+def _files(root: Path, skip: list[Path]) -> Iterator[Path]:
     for path in sorted(root.rglob("*")):
+        if any(path.is_relative_to(folder) for folder in skip):
+            continue
         if path.is_file() and not path.name.startswith(".") and "LICENSE" not in path.name:
             yield path
+
+
+def _python_crashes(folders: list[Path], root: Path) -> list[tuple[str, CrashReport]]:
+    """The ``crash`` records of hawkwatch sessions, in the one crash model (issue 15)."""
+    from hawkwatch.analysis.python_crash import to_crash_report
+    from hawkwatch.model.records import Crash, RecordError
+    from hawkwatch.store import Session, read_records
+
+    found: list[tuple[str, CrashReport]] = []
+    for folder in folders:
+        app = Session(folder).metadata.get("app_name")
+        for record in read_records(folder, Crash.collection).records:
+            try:
+                crash = Crash.from_record(record)
+            except RecordError:
+                continue
+            report = to_crash_report(crash, process=app if isinstance(app, str) else None)
+            found.append((f"{_relative(folder, root)}#crash@{record.key}", report))
+    return found
 
 
 def _read_all(root: Path) -> tuple[list[tuple[str, CrashReport]], int, list[tuple[Path, str]]]:
@@ -101,7 +134,9 @@ def _read_all(root: Path) -> tuple[list[tuple[str, CrashReport]], int, list[tupl
     seen: set[str] = set()
     duplicates = 0
     unreadable: list[tuple[Path, str]] = []
-    for path in _files(root):
+    sessions = _session_folders(root)
+    reports.extend(_python_crashes(sessions, root))
+    for path in _files(root, sessions):
         try:
             report = read_crash(path).value
         except FormatError as exc:

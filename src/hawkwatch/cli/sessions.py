@@ -19,17 +19,23 @@ class SessionRow:
     app_name: str | None
     size_bytes: int
     records: int
+    exit: str | None = None
+    """How the process ended (exit vocabulary); None: running, or not classified yet."""
 
     @classmethod
     def of(cls, session: Session) -> SessionRow:
+        from hawkwatch.analysis.crash_report import session_exit_kind
+
         app_name = session.metadata.get("app_name")
+        records = session.records().records
         return cls(
             name=session.name,
             path=str(session.path),
             start_time=session.start_time,
             app_name=app_name if isinstance(app_name, str) else None,
             size_bytes=session.size_bytes(),
-            records=len(session.records().records),
+            records=len(records),
+            exit=session_exit_kind(records),
         )
 
 
@@ -58,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     table.add_column("app")
     table.add_column("size", justify="right")
     table.add_column("records", justify="right")
+    table.add_column("exit")
     for row in rows:
         started = (
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start_time))
@@ -65,7 +72,12 @@ def run(args: argparse.Namespace) -> int:
             else "?"
         )
         table.add_row(
-            row.name, started, row.app_name or "", decimal(row.size_bytes), f"{row.records:,}"
+            row.name,
+            started,
+            row.app_name or "",
+            decimal(row.size_bytes),
+            f"{row.records:,}",
+            row.exit or "-",
         )
     Console().print(table)
     return 0
