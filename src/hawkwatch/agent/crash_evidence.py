@@ -33,31 +33,23 @@ def boot_id(path: Path = BOOT_ID) -> str | None:
         return None
 
 
-def memory_cgroup(proc_cgroup: Path = Path("/proc/self/cgroup")) -> tuple[Path, int] | None:
+def memory_cgroup(
+    proc_cgroup: Path = Path("/proc/self/cgroup"),
+    mountinfo: Path = Path("/proc/self/mountinfo"),
+) -> tuple[Path, int] | None:
     """The folder of this process's memory cgroup and its version, when mounted here."""
-    try:
-        lines = proc_cgroup.read_text().splitlines()
-    except OSError:
-        return None
-    v1: str | None = None
-    v2: str | None = None
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        if "memory" in parts[1].split(","):
-            v1 = parts[2]
-        elif parts[0] == "0" and parts[1] == "":
-            v2 = parts[2]
-    if v1 is not None:
-        folder = Path("/sys/fs/cgroup/memory") / v1.lstrip("/")
-        if (folder / "memory.oom_control").exists():
+    from hawkwatch.agent.sysinfo import _cgroup_memberships, _cgroup_mounts, _resolve
+
+    memberships = _cgroup_memberships(proc_cgroup)
+    mounts = _cgroup_mounts(mountinfo)
+    if "memory" in memberships and "memory" in mounts:
+        folder = _resolve(mounts["memory"], memberships["memory"])
+        if folder is not None and (folder / "memory.oom_control").exists():
             return folder, 1
-    if v2 is not None:
-        for base in (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified")):
-            folder = base / v2.lstrip("/")
-            if (folder / "memory.events").exists():
-                return folder, 2
+    if "" in memberships and "cgroup2" in mounts:
+        folder = _resolve(mounts["cgroup2"], memberships[""])
+        if folder is not None and (folder / "memory.events").exists():
+            return folder, 2
     return None
 
 
