@@ -423,3 +423,83 @@ def test_kernel_oom_kill_in_a_memory_cgroup(runner: Runner, supervised: bool) ->
                 break
             except OSError:
                 time.sleep(0.1)
+
+
+# -- recrash -----------------------------------------------------------------------------------
+
+
+def test_a_crash_while_building_the_record_still_leaves_one(runner: Runner) -> None:
+    source = (
+        START
+        + """
+import hawkwatch.agent.plugins.crash as crash_plugin
+def broken(*args, **kwargs):
+    raise MemoryError("while building the crash record")
+crash_plugin.build_crash = broken
+raise ConnectionError("upstream closed")
+"""
+    )
+    done, session = run_unsupervised(runner, source)
+    assert done.returncode == 1
+    (crash,) = crashes(session)
+    assert (crash.type, crash.message, crash.truncated) == (
+        "ConnectionError",
+        "upstream closed",
+        True,
+    )
+
+
+def test_a_reader_that_crashes_leaves_the_fault_dump_readable(runner: Runner) -> None:
+    app = runner.script("app.py", START + SEGV)
+    assert runner.python(str(app)).returncode == -signal.SIGSEGV
+    recrash = runner.script(
+        "recrash.py",
+        "import ctypes\nimport hawkwatch.agent.crash_recovery as r\n"
+        "r.parse_fault_dump = lambda *a, **k: ctypes.string_at(0)\n" + NEXT,
+    )
+    assert runner.python(str(recrash)).returncode == -signal.SIGSEGV  # the reader crashed
+    crashed = runner.sessions()[0]
+    dump = (crashed.path / "crash-fault.txt.claimed").read_text()
+    assert "Fatal Python error: Segmentation fault" in dump
+    assert "read_null" in dump
+
+
+# -- memory levels -----------------------------------------------------------------------------
+
+
+def test_memory_levels_in_a_memory_cgroup(runner: Runner) -> None:
+    folder, procs = _memory_cgroup(256 * 1024 * 1024)
+    try:
+        source = (
+            START
+            + """
+import os, time
+hog = bytearray(150 * 1024 * 1024)
+from hawkwatch.agent import current_agent
+folder = str(current_agent().session.path)
+deadline = time.monotonic() + 60
+while not os.path.exists(os.path.join(folder, "memory-level.json")):
+    assert time.monotonic() < deadline
+    time.sleep(0.05)
+"""
+        )
+        app = runner.script("app.py", source)
+        argv = ["sh", "-c", f'echo $$ > "{procs}" && exec "$@"', "sh", sys.executable, str(app)]
+        done = subprocess.run(
+            argv, cwd=runner.cwd, env=runner.env(), capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        from hawkwatch.model.records import MemoryLevel
+
+        levels = decode_all(runner.only_session().records().records).of(MemoryLevel)
+        assert levels
+        assert levels[-1].level == 50  # 150 MB + the interpreter over 256 MB: 50–75 %
+        assert levels[-1].limit_mb == 256.0
+        assert levels[-1].limit_source.startswith("cgroup")
+    finally:
+        for _ in range(50):
+            try:
+                folder.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
