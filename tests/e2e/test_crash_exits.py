@@ -81,6 +81,7 @@ def test_uncaught_exception_in_main_thread(runner: Runner) -> None:
     done, session = run_unsupervised(runner, MAIN_EXCEPTION)
     assert done.returncode == 1
     assert "ValueError: cart is missing apples" in done.stderr  # Python's own hook still ran
+    assert "stock low for apples" in done.stderr  # logging.lastResort still prints it
     (crash,) = crashes(session)
     assert (crash.kind, crash.fatal, crash.type) == ("exception", True, "ValueError")
     assert crash.message == "cart is missing apples"

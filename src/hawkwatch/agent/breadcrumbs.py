@@ -1,12 +1,13 @@
 """The last things that happened, kept for crash records: events, spans, WARNING+ log records.
 
 One bounded ring per process (``deque.append`` is atomic under the GIL, so any thread may add);
-the crash monitor attaches its ``logging`` handler to the root logger and reads the ring when a
-crash is recorded. Adding costs one tuple and one append.
+the crash monitor taps ``logging`` (``tap_logging``) and reads the ring when a crash is
+recorded. Adding costs one tuple and one append.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections import deque
@@ -38,14 +39,37 @@ def clear() -> None:
     _ring.clear()
 
 
-class BreadcrumbHandler(logging.Handler):
-    """Keeps WARNING-and-above log records as breadcrumbs; never formats with the app's handlers."""
+_tapped: tuple[object, object] | None = None  # (original callHandlers, ours)
 
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
 
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            note("log", f"{record.levelname} {record.name}: {record.getMessage()}")
-        except Exception:  # a bad log call must not become our error
-            return
+def tap_logging() -> None:
+    """Keep WARNING-and-above log records as breadcrumbs.
+
+    Chained in front of ``Logger.callHandlers`` rather than added as a root handler: a handler
+    on the root logger would stop ``logging.lastResort`` from printing the warnings of an app
+    that never configured logging.
+    """
+    global _tapped
+    if _tapped is not None:
+        return
+    original = logging.Logger.callHandlers
+
+    def callHandlers(self: logging.Logger, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            with contextlib.suppress(Exception):  # a bad log call must not become our error
+                note("log", f"{record.levelname} {record.name}: {record.getMessage()}")
+        original(self, record)
+
+    logging.Logger.callHandlers = callHandlers  # type: ignore[method-assign]
+    _tapped = (original, callHandlers)
+
+
+def untap_logging() -> None:
+    """Put ``callHandlers`` back, unless someone wrapped it after us (then ours stays, idle)."""
+    global _tapped
+    if _tapped is None:
+        return
+    original, ours = _tapped
+    if logging.Logger.__dict__.get("callHandlers") is ours:
+        logging.Logger.callHandlers = original  # type: ignore[method-assign, assignment]
+        _tapped = None

@@ -42,7 +42,6 @@ class CrashMonitor:
         self._ctx: AgentContext | None = None
         self._hooks = CrashHooks(self)
         self._fault_file: IO[bytes] | None = None
-        self._handler: breadcrumbs.BreadcrumbHandler | None = None
         self._level = 0
         self._limit: tuple[int, str] | None = None
         self._reader: Any = None
@@ -57,8 +56,7 @@ class CrashMonitor:
         breadcrumbs.resize(config.breadcrumbs)
         if config.fatal_signals:
             self._enable_faulthandler(ctx)
-        self._handler = breadcrumbs.BreadcrumbHandler()
-        logging.getLogger().addHandler(self._handler)
+        breadcrumbs.tap_logging()
         self._hooks.install()
         if config.classify_earlier:
             finish_earlier_sessions(ctx.session)
@@ -76,9 +74,7 @@ class CrashMonitor:
 
     def stop(self) -> None:
         self._hooks.uninstall()
-        if self._handler is not None:
-            logging.getLogger().removeHandler(self._handler)
-            self._handler = None
+        breadcrumbs.untap_logging()
         f, self._fault_file = self._fault_file, None
         if f is not None:
             faulthandler.disable()
@@ -92,9 +88,7 @@ class CrashMonitor:
     def after_fork_child(self) -> None:
         """The child gets its own session and agent: drop the parent's hooks and dump file."""
         self._hooks.uninstall()
-        if self._handler is not None:
-            logging.getLogger().removeHandler(self._handler)
-            self._handler = None
+        breadcrumbs.untap_logging()
         if self._fault_file is not None:
             faulthandler.disable()
             with contextlib.suppress(OSError):
