@@ -504,3 +504,56 @@ while not os.path.exists(os.path.join(folder, "memory-level.json")):
                 break
             except OSError:
                 time.sleep(0.1)
+
+
+# -- views ---------------------------------------------------------------------------------------
+
+
+def test_report_sessions_and_crashes_views(runner: Runner) -> None:
+    bug = (
+        "import hawkwatch\n"
+        "def charge(amount):\n"
+        "    raise ValueError(f'card declined for {amount}')\n"
+        "charge(AMOUNT)\n"
+    )
+    for amount in (10, 25):  # the same bug twice, different messages: one group
+        assert (
+            runner.hawkwatch(
+                "run", "--", str(runner.script("app.py", bug.replace("AMOUNT", str(amount))))
+            ).returncode
+            == 1
+        )
+    assert runner.hawkwatch("run", "--", str(runner.script("segv.py", SEGV))).returncode == -11
+    first = runner.sessions()[0]
+
+    report = json.loads(runner.hawkwatch("report", "--json", str(first.path)).stdout)
+    assert report["exit"]["kind"] == "exception"
+    assert report["exit"]["exit_code"] == 1
+    assert report["exit"]["source"] == "supervisor"
+    assert report["exit"]["evidence"][0] == "hawkwatch run saw exit status 1 (exit code 1)"
+    (crash,) = report["crashes"]
+    assert {k: crash[k] for k in ("kind", "fatal", "type", "message", "thread")} == {
+        "kind": "exception",
+        "fatal": True,
+        "type": "ValueError",
+        "message": "card declined for 10",
+        "thread": "MainThread",
+    }
+    assert [f["function"] for f in crash["frames"]] == ["charge", "<module>"]
+    assert set(crash["frames"][0]) >= {"function", "file", "line"}
+    assert isinstance(crash["threads"], list) and isinstance(crash["breadcrumbs"], list)
+
+    console = runner.hawkwatch("report", str(first.path)).stdout
+    assert "fatal ValueError: card declined for 10" in console
+    assert "raise ValueError(f'card declined for {amount}')" in console  # the source line
+    assert "Exit: exception" in console
+
+    rows = [json.loads(line) for line in runner.hawkwatch("sessions", "--json").stdout.splitlines()]
+    assert [row["exit"] for row in rows] == ["exception", "exception", "fatal-signal"]
+
+    grouped = json.loads(runner.hawkwatch("crashes", "--json", str(runner.root)).stdout)
+    assert [(g["count"], g["title"]) for g in grouped["groups"]] == [
+        (2, "ValueError in app.py charge"),
+        (1, "SIGSEGV in segv.py read_null"),
+    ]
+    assert grouped["groups"][0]["fingerprint"] == crash["fingerprint"]  # the same code path
