@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import logging
 import os
 import threading
 import time
@@ -31,7 +30,6 @@ from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.model.records import Crash, MemoryLevel
 from hawkwatch.model.records.crash import MEMORY_LEVELS
 
-log = logging.getLogger(__name__)
 MB = 1024 * 1024
 
 
