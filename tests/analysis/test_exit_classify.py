@@ -45,6 +45,7 @@ SIGKILL = int(signal.SIGKILL)
         (ExitFacts(boot_id_then="a" * 36, boot_id_now="b" * 36), "reboot", None, None),
         (ExitFacts(), "killed", None, None),
         (ExitFacts(has_agent_evidence=False), "unknown", None, None),
+        (ExitFacts(fatal_signals_watched=False), "unknown", None, None),
     ],
 )
 def test_each_kind_from_its_evidence(

@@ -557,3 +557,18 @@ def test_report_sessions_and_crashes_views(runner: Runner) -> None:
         (1, "SIGSEGV in segv.py read_null"),
     ]
     assert grouped["groups"][0]["fingerprint"] == crash["fingerprint"]  # the same code path
+
+
+def test_the_apps_own_faulthandler_is_left_alone(runner: Runner) -> None:
+    source = "import faulthandler, sys\nfaulthandler.enable(sys.stderr)\n" + START + SEGV
+    app = runner.script("app.py", source)
+    done = runner.python(str(app))
+    assert done.returncode == -signal.SIGSEGV
+    assert "Fatal Python error: Segmentation fault" in done.stderr  # the app's file got it
+    session = runner.only_session()
+    assert not (session.path / "crash-fault.txt").exists()
+    assert "enabled by the app" in session.metadata["crash"]["faulthandler"]
+    runner.python(str(runner.script("next.py", NEXT)))
+    verdict = classification(session)
+    assert verdict.kind == "unknown"  # no dump of ours: a crash cannot be told from a kill
+    assert "faulthandler belonged to the app" in verdict.evidence[0]

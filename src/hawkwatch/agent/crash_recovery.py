@@ -188,7 +188,13 @@ def gather_facts(
         boot_id_then=(evidence or {}).get("boot_id"),
         boot_id_now=ev.boot_id(),
         has_agent_evidence=evidence is not None,
+        fatal_signals_watched=not _faulthandler_was_the_apps(folder),
     )
+
+
+def _faulthandler_was_the_apps(folder: Path) -> bool:
+    about = Session(folder).metadata.get("crash")
+    return isinstance(about, dict) and "faulthandler" in about
 
 
 def ev_json(text: str) -> dict[str, Any] | None:

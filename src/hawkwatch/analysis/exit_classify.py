@@ -49,6 +49,8 @@ class ExitFacts:
     boot_id_now: str | None = None
     has_agent_evidence: bool = True
     """The session had a hawkwatch agent that records its start (MTHawkeye folders do not)."""
+    fatal_signals_watched: bool = True
+    """faulthandler wrote into the session (False: the app had enabled its own first)."""
     notes: tuple[str, ...] = field(default=())
 
 
@@ -156,6 +158,12 @@ def _unsupervised(facts: ExitFacts) -> ExitVerdict:
         return ExitVerdict("exception", None, None, evidence)
     if not facts.has_agent_evidence:
         return ExitVerdict("unknown", None, None, ("no exit record and no agent evidence",))
+    if not facts.fatal_signals_watched:
+        evidence = (
+            "atexit never ran and no exit record, but faulthandler belonged to the app, so a "
+            "fatal signal would have left no dump here: killed or crashed, not known which",
+        )
+        return ExitVerdict("unknown", None, None, evidence)
     return ExitVerdict(
         "killed",
         None,
