@@ -192,12 +192,12 @@ def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> li
     body = [sys.executable, str(DRIVER), *workload_argv(name, scale)]
     hw = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF, *STALL_OFF]
     profiled = {
-        "hw-pyspy-100": ["--profile", "-oprofiler.engine=py-spy", "-oprofiler.rate_hz=100"],
-        "hw-pyspy-budget": ["--profile", "-oprofiler.engine=py-spy"],
-        "hw-pyspy-budget-block": ["--profile", "-oprofiler.engine=py-spy",
-                                  "-oprofiler.pyspy_nonblocking=false"],
-        "hw-inproc-100": ["--profile", "-oprofiler.engine=in-process", "-oprofiler.rate_hz=100"],
-        "hw-inproc-budget": ["--profile", "-oprofiler.engine=in-process"],
+        "hw-pyspy-100": ["--profile", "-cprofiler.engine=py-spy", "-cprofiler.rate_hz=100"],
+        "hw-pyspy-budget": ["--profile", "-cprofiler.engine=py-spy"],
+        "hw-pyspy-budget-block": ["--profile", "-cprofiler.engine=py-spy",
+                                  "-cprofiler.pyspy_nonblocking=false"],
+        "hw-inproc-100": ["--profile", "-cprofiler.engine=in-process", "-cprofiler.rate_hz=100"],
+        "hw-inproc-budget": ["--profile", "-cprofiler.engine=in-process"],
     }
     if arm in ("plain", "aa"):
         return body

@@ -28,7 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "report": {"model", "api", "analysis", "symbols", "errors"},
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader"},
-    "launcher": {"config", "errors", "model", "store", "runenv", "pyspy", "pyspy_store"},
+    "launcher": {"config", "errors", "model", "store", "runenv", "pyspy", "pyspy_store", "agent"},
     "pyspy": {"model"},
     "pyspy_store": {"model", "store", "formats", "analysis", "pyspy"},
     "cli": {"*"},

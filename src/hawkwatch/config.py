@@ -210,6 +210,19 @@ class UploadConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class CrashConfig:
+    """Python crashes and exit classification: exception hooks (chained after the app's),
+    faulthandler for fatal signals, memory levels. Turn ``fatal_signals`` off if the app enables
+    faulthandler itself (hawkwatch leaves an already enabled faulthandler alone anyway)."""
+
+    enabled: bool = _option(True, "record uncaught exceptions and fatal signals in crash")
+    fatal_signals: bool = _option(True, "enable faulthandler into the session folder")
+    breadcrumbs: int = _option(30, "events, spans and WARNING+ logs kept for a crash", 1)
+    memory_levels: bool = _option(True, "record memory-level at 25/50/75/95 % of the limit")
+    classify_earlier: bool = _option(True, "classify how earlier sessions' processes ended")
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
@@ -227,6 +240,7 @@ class Config:
     network: NetworkConfig = field(default_factory=NetworkConfig)
     upload: UploadConfig = field(default_factory=UploadConfig)
     io: IoConfig = field(default_factory=IoConfig)
+    crash: CrashConfig = field(default_factory=CrashConfig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -265,6 +265,11 @@ def record_exit(outcome: RunOutcome) -> None:
         store.write(state)
     finally:
         store.close()
+    # Issue 15: turn a faulthandler dump into a crash record and classify the exit, now that
+    # the status is known (once: a later agent start skips a session done here).
+    from hawkwatch.agent.crash_recovery import finish_session
+
+    finish_session(outcome.session_path, outcome.returncode, source="supervisor")
 
 
 _SIGNAL_NUMBERS: Final = frozenset(int(s) for s in signal.Signals)

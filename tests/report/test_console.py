@@ -191,7 +191,8 @@ def test_every_section_of_a_rich_report_appears():
         "GC pauses (1, 31.2 ms in all, longest 31.2 ms)",
         "Longest GC pauses",
         "Slowest imports (1 of 1 recorded)",
-        "Exit: not clean, killed by signal 9 (reported by supervisor, at +4.000 s)",
+        "Exit: killed (signal 9, decided by supervisor)\n"
+        "  - hawkwatch run saw the process killed by SIGKILL",
         "Monitor errors (1)",
         "Stalls (1, 620.5 ms in all; p50 620.5 ms, p95 620.5 ms, longest 620.5 ms)",
         "render (/app/views.py:42)",

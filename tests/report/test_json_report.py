@@ -30,6 +30,7 @@ TOP_LEVEL_KEYS = [
     "stalls",
     "cpu",
     "io_issues",
+    "crashes",
 ]
 
 
@@ -67,7 +68,7 @@ def test_sections_keep_their_field_names():
     assert list(data["gc"]) == ["count", "total_ms", "max_ms", "by_generation", "worst"]
     assert list(data["imports"]) == ["count", "top"]
     assert list(data["exit"]) == [
-        "time", "offset_s", "clean", "exit_code", "signal", "source",
+        "time", "offset_s", "clean", "exit_code", "signal", "source", "kind", "evidence",
     ]  # fmt: skip
     assert data["other_collections"] == [{"name": "view-ctrl", "count": 1}]
     assert list(data["stalls"]) == [

@@ -13,6 +13,7 @@ import time
 from types import TracebackType
 from typing import Any
 
+from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.monitor import to_json
 from hawkwatch.agent.plugins import default_monitors
 from hawkwatch.agent.plugins.io_threads import mark_loop_thread
@@ -160,6 +161,7 @@ class Span:
                     error=kind.__name__ if kind is not None else None,
                 )
             )
+            breadcrumbs.note("span", f"{self.name} {round(duration_ns / 1e6, 3)} ms")
         except Exception as exc:
             _report(agent, "span", exc)
 

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
 
+from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.exit_tracking import ExitTracker, InterruptsDeferred
 from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, to_json
 from hawkwatch.agent.scheduler import Scheduler
@@ -249,6 +250,7 @@ class Agent:
 
     def event(self, name: str, extra: str | None = None) -> None:
         """A ``custom-time-event`` record in MTHawkeye's shape."""
+        breadcrumbs.note("event", name)  # crash records show the last events (issue 15)
         self.write(CustomTimeEvent(time=round(time.time(), 6), event=name, extra=extra))
 
     def write(self, record: TypedRecord) -> None:

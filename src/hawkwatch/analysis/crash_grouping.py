@@ -103,6 +103,10 @@ def in_app_images(report: CrashReport, config: GroupingConfig = DEFAULT_GROUPING
             continue
         if _matches(image.name, config.in_app_exclude):
             continue
+        if image.in_app is not None:  # the reader knew (Python crashes)
+            if image.in_app:
+                found.add(index)
+            continue
         path = _device_path(image.path or "")
         if bundle is not None and path.startswith(bundle + "/"):
             found.add(index)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, NamedTuple
 
 from hawkwatch.analysis import series as _series
+from hawkwatch.analysis.crash_report import crash_rows, summarize_exit
 from hawkwatch.analysis.io import build_io_issues
 from hawkwatch.analysis.launch import build_launch_breakdown
 from hawkwatch.analysis.series import offset
@@ -36,9 +37,11 @@ from hawkwatch.model.records import (
     RECORD_TYPES,
     Anr,
     AppLaunch,
+    Crash,
     CustomSpan,
     CustomTimeEvent,
     DecodedRecords,
+    ExitClassification,
     ExitState,
     GcPause,
     HangKill,
@@ -94,6 +97,8 @@ _REPORTED: Final = frozenset(spec.collection for spec in SERIES) | {
     c.ANR,
     c.HANG_KILL,
     c.IO_ISSUE,
+    c.CRASH,
+    c.EXIT_CLASSIFICATION,
 }
 _CPU_COLLECTIONS: Final = frozenset({c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE})
 
@@ -137,6 +142,14 @@ def build_session_report(
     imports = import_rows(decoded.of(ImportTime))
     exit_state = _exit_state(decoded.of(ExitState), start)
     errors = _errors(decoded.of(HawkwatchError), start)
+    crashes = crash_rows(decoded.of(Crash), start)
+    exit_state = summarize_exit(
+        exit_state,
+        decoded.of(ExitState),
+        decoded.of(ExitClassification),
+        crashes,
+        start=start,
+    )
     stalls = summarize_stalls(
         decoded.keyed(Anr),
         decoded.of(HangKill),
@@ -195,6 +208,7 @@ def build_session_report(
         stalls=stalls,
         cpu=cpu,
         io_issues=build_io_issues(decoded.of(IoIssue)),
+        crashes=tuple(crashes[:max_rows]),
     )
 
 

@@ -44,16 +44,18 @@ class CrashGroups:
 
 
 def read_crash_folder(path: PathLike) -> CrashFolder:
-    """Read every crash report under ``path`` (a folder, or a single report file)."""
+    """Read every crash report under ``path`` (a folder, or a single report file), and the
+    Python ``crash`` records of the hawkwatch sessions among them, into the one crash model."""
     root = Path(path).expanduser()
     if not root.exists():
         raise UsageError(f"{root}: no such file or folder")
     base = root if root.is_dir() else root.parent
-    reports: list[tuple[str, CrashReport]] = []
+    sessions = _session_folders(root)
+    reports: list[tuple[str, CrashReport]] = _python_crashes(sessions, base)
     seen: set[str] = set()
     duplicates = 0
     not_read: list[tuple[str, str]] = []
-    for file in _files(root):
+    for file in _files(root, sessions):
         try:
             report = read_crash(file).value
         except FormatError as exc:
@@ -107,13 +109,43 @@ def group_crashes(
     return CrashGroups(read.folder, len(reports), read.duplicates, tuple(groups), read.not_read)
 
 
-def _files(root: Path) -> Iterator[Path]:
+def _files(root: Path, skip: Sequence[Path] = ()) -> Iterator[Path]:
     if root.is_file():
         yield root
         return
     for path in sorted(root.rglob("*")):
+        if any(path.is_relative_to(folder) for folder in skip):
+            continue
         if path.is_file() and not path.name.startswith(".") and "LICENSE" not in path.name:
             yield path
+
+
+def _session_folders(root: Path) -> list[Path]:
+    """hawkwatch session folders at or under ``root`` (they hold ``session.json``)."""
+    if root.is_file():
+        return []
+    if (root / "session.json").is_file():
+        return [root]
+    return sorted(path.parent for path in root.rglob("session.json"))
+
+
+def _python_crashes(folders: list[Path], root: Path) -> list[tuple[str, CrashReport]]:
+    """The ``crash`` records of hawkwatch sessions, as crash reports (issue 15)."""
+    from hawkwatch.analysis.python_crash import to_crash_report
+    from hawkwatch.model.records import Crash, RecordError
+    from hawkwatch.store import Session, read_records
+
+    found: list[tuple[str, CrashReport]] = []
+    for folder in folders:
+        app = Session(folder).metadata.get("app_name")
+        for record in read_records(folder, Crash.collection).records:
+            try:
+                crash = Crash.from_record(record)
+            except RecordError:
+                continue
+            report = to_crash_report(crash, process=app if isinstance(app, str) else None)
+            found.append((f"{_relative(folder, root)}#crash@{record.key}", report))
+    return found
 
 
 def _relative(path: Path, root: Path) -> str:

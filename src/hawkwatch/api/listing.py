@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hawkwatch.analysis.crash_report import session_exit_kind
 from hawkwatch.api.session import PathLike, Session
 from hawkwatch.errors import HawkwatchError, UsageError
 from hawkwatch.model import Record, Skipped
@@ -23,6 +24,8 @@ class SessionRow:
     size_bytes: int
     records: int | None  # None: the records could not be read (see ``error``)
     error: str | None = None
+    exit: str | None = None
+    """How the process ended (exit vocabulary); None: running, or not classified yet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +48,12 @@ def list_sessions(root: PathLike | None = None) -> SessionList:
     rows = []
     for folder in _session_folders(base):
         app_name = folder.metadata.get("app_name")
+        exit_kind = None
         try:
-            records: int | None = len(folder.records().records)
+            read = folder.records().records
+            records: int | None = len(read)
             error = None
+            exit_kind = session_exit_kind(read)
         except HawkwatchError as exc:  # one unreadable session must not hide the others
             records, error = None, str(exc)
         rows.append(
@@ -59,6 +65,7 @@ def list_sessions(root: PathLike | None = None) -> SessionList:
                 size_bytes=folder.size_bytes(),
                 records=records,
                 error=error,
+                exit=exit_kind,
             )
         )
     return SessionList(str(base), tuple(rows))

@@ -11,7 +11,10 @@ from hawkwatch.report.crash_groups import summary
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", metavar="PATH", help="a folder of .crash, .ips or KSCrash files (or one file)"
+        "path",
+        metavar="PATH",
+        help="a folder of .crash, .ips or KSCrash files (or one file), or of hawkwatch "
+        "sessions (their Python crash records)",
     )
     parser.add_argument(
         "--frames", type=int, default=5, metavar="N", help="in-app frames per fingerprint (5)"

@@ -44,6 +44,9 @@ NETWORK_TRANSACTION: Final = "network-transaction"
 IO_ISSUE: Final = "io-issue"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
 CPU_PROFILE_DIR: Final = "cpu-profile"
+CRASH: Final = "crash"
+EXIT_CLASSIFICATION: Final = "exit-classification"
+MEMORY_LEVEL: Final = "memory-level"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -68,4 +71,7 @@ AGENT_COLLECTIONS: Final = (
     CPU_PROFILE,
     NETWORK_TRANSACTION,
     IO_ISSUE,
+    CRASH,
+    EXIT_CLASSIFICATION,
+    MEMORY_LEVEL,
 )

@@ -74,6 +74,9 @@ class CrashImage:
     path: str | None = None
     version: str | None = None
     text_vmaddr: int | None = None
+    in_app: bool | None = None
+    """Known to be (or not be) the app's own code; None: decided from the bundle's path. Python
+    crashes set it from where the source file lives (site-packages and the stdlib are not)."""
 
     @property
     def debug_id(self) -> str | None:

@@ -226,6 +226,62 @@ class ExitState:
     exit_code: int | None
     signal: int | None
     source: str | None
+    kind: str | None = None
+    """How the process ended, in the exit vocabulary (``model.records.crash.EXIT_KINDS``)."""
+    evidence: tuple[str, ...] = ()
+    """What decided ``kind``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CrashFrameRow:
+    """One frame of a Python crash, with its source line when it was readable."""
+
+    function: str
+    file: str
+    line: int
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CrashThreadRow:
+    name: str
+    frames: tuple[CrashFrameRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BreadcrumbRow:
+    time: float
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CrashCauseRow:
+    type: str
+    message: str
+    relation: str
+    frames: tuple[CrashFrameRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CrashRow:
+    """A ``crash`` record: an uncaught exception (``kind`` "exception") or a fatal signal
+    ("signal"); frames innermost first."""
+
+    kind: str
+    fatal: bool
+    type: str
+    message: str
+    thread: str
+    frames: tuple[CrashFrameRow, ...]
+    threads: tuple[CrashThreadRow, ...]
+    fingerprint: str
+    breadcrumbs: tuple[BreadcrumbRow, ...]
+    time: float
+    offset_s: float | None
+    source: str
+    title: str = ""
+    causes: tuple[CrashCauseRow, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,3 +469,4 @@ class SessionReport:
     stalls: StallSummary | None = None
     cpu: CpuSummary | None = None
     io_issues: tuple[IoIssueRow, ...] = ()
+    crashes: tuple[CrashRow, ...] = ()

@@ -28,6 +28,7 @@ from hawkwatch.model.report import (
     SpanStats,
 )
 from hawkwatch.report._tables import simple_table
+from hawkwatch.report.console_crash import crash_section, exit_line
 from hawkwatch.report.console_io import io_section
 from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.cpu_section import cpu_sections
@@ -77,6 +78,7 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
         yield from _gc(report.gc)
     if report.imports is not None:
         yield _imports(report.imports)
+    yield from crash_section(report.crashes)
     yield _exit(report.exit, report.session.source)
     if report.errors:
         yield _errors(report)
@@ -291,6 +293,8 @@ def _exit(state: ExitState | None, source: str) -> Text:
         if source == "mthawkeye":
             return Text("Exit: MTHawkeye does not record how a process ended")
         return Text("Exit: not recorded (killed without a supervisor, or still running)")
+    if state.kind is not None:
+        return exit_line(state)
     if state.signal is not None:
         how = f"killed by signal {state.signal}"
     elif state.exit_code is not None:

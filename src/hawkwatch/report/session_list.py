@@ -30,6 +30,7 @@ def render_text(result: SessionList, file: TextIO) -> None:
     table.add_column("app", overflow="fold")
     table.add_column("size", justify="right", no_wrap=True)
     table.add_column("records", justify="right", no_wrap=True)
+    table.add_column("exit", no_wrap=True)
     for row in result.sessions:
         started = (
             time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.start_time))
@@ -37,7 +38,9 @@ def render_text(result: SessionList, file: TextIO) -> None:
             else "?"
         )
         records = "unreadable" if row.records is None else f"{row.records:,}"
-        table.add_row(row.name, started, row.app_name or "", decimal(row.size_bytes), records)
+        table.add_row(
+            row.name, started, row.app_name or "", decimal(row.size_bytes), records, row.exit or "-"
+        )
     Console(file=file, markup=False, emoji=False, highlight=False).print(table)
 
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from hawkwatch.agent.monitor import Monitor
 from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
+from hawkwatch.agent.plugins.crash import CrashMonitor
 from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
 from hawkwatch.agent.plugins.io_canary import IoMonitor
@@ -19,6 +20,7 @@ from hawkwatch.config import Config
 
 __all__ = [
     "CpuHighLoadMonitor",
+    "CrashMonitor",
     "GcPauseMonitor",
     "ImportTimeMonitor",
     "IoMonitor",
@@ -35,6 +37,8 @@ __all__ = [
 def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
     """Factories of the built-in monitors that ``config`` switches on, in start order."""
     chosen: list[Callable[[], Monitor]] = []
+    if config.crash.enabled:  # first: its hooks should see crashes in the others' start
+        chosen.append(CrashMonitor)
     if config.launch.enabled:
         chosen.append(LaunchMonitor)
     if config.imports.enabled:

@@ -43,6 +43,16 @@ from hawkwatch.model.records.cpu import (
     ThreadShareValue,
     TimeBase,
 )
+from hawkwatch.model.records.crash import (
+    CRASH_TYPES,
+    Breadcrumb,
+    Cause,
+    Crash,
+    ExitClassification,
+    MemoryLevel,
+    ThreadStack,
+)
+from hawkwatch.model.records.crash import Frame as CrashRecordFrame
 from hawkwatch.model.records.events import CustomTimeEvent, ExitState, HawkwatchError
 from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.model.records.launch import AppLaunch, LaunchTime
@@ -93,6 +103,7 @@ RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
         NetworkTransaction,
         StoreDropped,
         IoIssue,
+        *CRASH_TYPES,
     )
 }
 
@@ -170,15 +181,20 @@ __all__ = [
     "AnrTask",
     "AppLaunch",
     "AvailableMemory",
+    "Breadcrumb",
     "CallSite",
+    "Cause",
     "Count",
     "CpuHighLoad",
     "CpuHighLoadStackframe",
     "CpuProfile",
     "CpuUsage",
+    "Crash",
+    "CrashRecordFrame",
     "CustomSpan",
     "CustomTimeEvent",
     "DecodedRecords",
+    "ExitClassification",
     "ExitState",
     "Finite",
     "Footprint",
@@ -192,6 +208,7 @@ __all__ = [
     "IoIssue",
     "JsonRecord",
     "LaunchTime",
+    "MemoryLevel",
     "NetworkTransaction",
     "NonNegative",
     "Phases",
@@ -203,6 +220,7 @@ __all__ = [
     "StackFrame",
     "StoreDropped",
     "ThreadShareValue",
+    "ThreadStack",
     "ThreadsCount",
     "TimeBase",
     "TypedRecord",

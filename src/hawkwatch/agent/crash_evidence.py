@@ -1,0 +1,134 @@
+"""Evidence about how a process will end, gathered while it runs, read after it is gone.
+
+At start the agent writes ``exit-evidence.json`` in its session folder: the boot id and the
+memory cgroup's ``oom_kill`` counter (cgroup v2 ``memory.events``, v1 ``memory.oom_control``)
+with the cgroup's folder, so whoever classifies the exit later can read the counter again and
+see whether it grew. ``os._exit`` writes ``exit-intent.json``; the memory level is kept in
+``memory-level.json``. Each file is written whole and renamed into place: readable after a
+kill at any moment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Any, Final
+
+EVIDENCE_NAME: Final = "exit-evidence.json"
+INTENT_NAME: Final = "exit-intent.json"
+LEVEL_NAME: Final = "memory-level.json"
+BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
+_KMSG_MAX_RECORDS: Final = 20_000
+
+
+def boot_id(path: Path = BOOT_ID) -> str | None:
+    try:
+        return path.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def memory_cgroup(
+    proc_cgroup: Path = Path("/proc/self/cgroup"),
+    mountinfo: Path = Path("/proc/self/mountinfo"),
+) -> tuple[Path, int] | None:
+    """The folder of this process's memory cgroup and its version, when mounted here."""
+    from hawkwatch.agent.sysinfo import _cgroup_memberships, _cgroup_mounts, _resolve
+
+    memberships = _cgroup_memberships(proc_cgroup)
+    mounts = _cgroup_mounts(mountinfo)
+    if "memory" in memberships and "memory" in mounts:
+        folder = _resolve(mounts["memory"], memberships["memory"])
+        if folder is not None and (folder / "memory.oom_control").exists():
+            return folder, 1
+    if "" in memberships and "cgroup2" in mounts:
+        folder = _resolve(mounts["cgroup2"], memberships[""])
+        if folder is not None and (folder / "memory.events").exists():
+            return folder, 2
+    return None
+
+
+def oom_kill_count(folder: Path, version: int) -> int | None:
+    """The cgroup's ``oom_kill`` counter (kills by the kernel's OOM killer in it)."""
+    name = "memory.events" if version == 2 else "memory.oom_control"
+    try:
+        text = (folder / name).read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == "oom_kill" and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def kernel_oom_line(pid: int, device: str = "/dev/kmsg") -> str | None:
+    """The kernel's "Killed process <pid>" line, when the kernel log is readable."""
+    pattern = re.compile(rf"(Killed process|Memory cgroup out of memory: Killed process) {pid}\b")
+    try:
+        fd = os.open(device, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    found: str | None = None
+    try:
+        for _ in range(_KMSG_MAX_RECORDS):
+            try:
+                chunk = os.read(fd, 8192)
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:  # overwritten while reading: go on
+                    continue
+                break  # EAGAIN: the end
+            if not chunk:
+                break
+            text = chunk.decode("utf-8", "replace")
+            message = text.split(";", 1)[-1].strip()
+            if pattern.search(message):
+                found = message[:300]
+    finally:
+        os.close(fd)
+    return found
+
+
+def write_json(path: Path, value: Any) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def record_start_evidence(folder: Path, pid: int) -> dict[str, Any]:
+    """Write ``exit-evidence.json`` for this process; returns what it wrote."""
+    main = threading.main_thread()
+    value: dict[str, Any] = {
+        "pid": pid,
+        "boot_id": boot_id(),
+        "threads": {str(main.ident): main.name},
+    }
+    cgroup = memory_cgroup()
+    if cgroup is not None:
+        path, version = cgroup
+        value["cgroup"] = {
+            "path": str(path),
+            "version": version,
+            "oom_kill": oom_kill_count(path, version),
+        }
+    write_json(folder / EVIDENCE_NAME, value)
+    return value
+
+
+def write_intent(folder: Path, code: int) -> None:
+    """``os._exit(code)`` is being called (plain ``open``/``write``: the process ends next)."""
+    with contextlib.suppress(OSError):
+        write_json(folder / INTENT_NAME, {"os_exit": code})
