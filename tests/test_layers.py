@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "hawkwatch"
 ALLOWED: dict[str, set[str]] = {
     "_version": set(),
     "errors": set(),
-    "home": set(),
+    "home": {"errors"},
     "model": set(),
     "config": {"errors"},
     "store": {"model", "errors", "_version", "home"},
