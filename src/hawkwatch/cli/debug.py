@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from hawkwatch.errors import HawkwatchError
-from hawkwatch.store.appender import MAX_LOG_BYTES
+from hawkwatch.store.appender_read import MAX_LOG_BYTES
 from hawkwatch.store.files import read_regular
 from hawkwatch.store.inspect import describe_buffer
 
