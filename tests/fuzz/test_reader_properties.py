@@ -19,7 +19,7 @@ from hawkwatch.formats.kscrash import parse_kscrash
 from hawkwatch.model import Record
 from hawkwatch.report.crash_json import crash_to_json
 from hawkwatch.report.crash_text import render_crash_text
-from hawkwatch.store.appender import parse_appender
+from hawkwatch.store.appender_read import parse_appender
 from hawkwatch.store.records import parse_records
 from tests.fuzz.strategies import (
     crash_text_lines,

@@ -12,7 +12,8 @@ import pytest
 
 from hawkwatch.errors import StoreError
 from hawkwatch.store import _worker
-from hawkwatch.store.appender import AppenderFile, parse_appender, read_appender
+from hawkwatch.store.appender import AppenderFile
+from hawkwatch.store.appender_read import parse_appender, read_appender
 from tests.builders import (
     END_MARKER,
     JOURNAL_SIZE,

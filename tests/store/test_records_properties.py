@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hawkwatch.model import Record
 from hawkwatch.store import RecordStore, _worker, read_records
-from hawkwatch.store.appender import parse_appender
+from hawkwatch.store.appender_read import parse_appender
 from hawkwatch.store.records import encode_record, escape_value, parse_records, unescape_value
 from tests.builders import END_MARKER, flush_journal, lines_bytes, mmap_image
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hawkwatch.api.session import PathLike
 from hawkwatch.errors import HawkwatchError
-from hawkwatch.store.appender import MAX_LOG_BYTES
+from hawkwatch.store.appender_read import MAX_LOG_BYTES
 from hawkwatch.store.files import read_regular
 from hawkwatch.store.inspect import BufferLayout, BufferLine, describe_buffer
 

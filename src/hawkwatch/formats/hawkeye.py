@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from hawkwatch.errors import FormatError, StoreError
 from hawkwatch.model import BinaryImage, ImageList, Parsed, Skipped
-from hawkwatch.store.appender import read_appender
+from hawkwatch.store.appender_read import read_appender
 from hawkwatch.store.files import read_side_file
 
 DYLD_IMAGES_NAME: Final = "dyld-images"

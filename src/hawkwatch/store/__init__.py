@@ -1,6 +1,7 @@
 """The crash-safe session store in MTHawkeye's on-disk format (stdlib and psutil only)."""
 
-from hawkwatch.store.appender import AppenderContent, AppenderFile, read_appender
+from hawkwatch.store.appender import AppenderContent, AppenderFile
+from hawkwatch.store.appender_read import read_appender
 from hawkwatch.store.records import (
     RecordsRead,
     RecordStore,

@@ -31,11 +31,8 @@ then ``drop_notice`` may append one line saying how many were lost.
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
-import mmap
 import os
-import stat
 import struct
 import threading
 import time
@@ -48,6 +45,7 @@ from typing import Final, NamedTuple
 from hawkwatch.errors import StoreError
 from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
+from hawkwatch.store._buffer_file import map_buffer, open_regular
 from hawkwatch.store.files import read_regular
 
 log = logging.getLogger(__name__)
@@ -124,9 +122,9 @@ class AppenderFile:
             self.is_new = not self.log_path.exists() and not _holds_data(self.mmap_path)
         except OSError as exc:
             raise StoreError(f"{self.folder}: cannot open the appender: {exc.strerror}") from exc
-        self._log_fd = _open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        self._log_fd = open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
-            self._map = _map_buffer(self.mmap_path)
+            self._map = map_buffer(self.mmap_path, BUFFER_SIZE)
         except BaseException:
             os.close(self._log_fd)
             raise
@@ -377,6 +375,8 @@ class AppenderFile:
 
     def read(self) -> AppenderContent:
         """Read every line written so far: ``.mtlog`` first, then the buffer (chronological)."""
+        from hawkwatch.store.appender_read import read_appender
+
         return read_appender(self.folder, self.name)
 
     # -- internals -----------------------------------------------------------------------
@@ -431,93 +431,6 @@ class AppenderFile:
             pass
 
 
-MAX_LOG_BYTES: Final = 256 << 20
-"""Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of
-memory once decoded); larger is refused with an error naming the file, not read half-way."""
-
-
-def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
-    """Read an appender's lines without changing its files; tolerant of any corruption.
-
-    Safe against a writer in another thread or process: if a flush moves data between the two
-    files while they are read, the read is repeated. A missing file reads as empty; one that
-    exists but cannot be read (permissions, a directory, a FIFO, over ``MAX_LOG_BYTES``) is a
-    ``StoreError`` naming it, never an empty result.
-    """
-    folder = Path(folder)
-    mmap_path, log_path = folder / f"{name}.mmap2", folder / f"{name}.mtlog"
-    for _attempt in range(5):
-        size_before = _size(log_path)
-        buffer = _read_bytes(mmap_path)
-        log_data = _read_bytes(log_path)
-        if len(log_data) == size_before:
-            break
-    return parse_appender(log_data, buffer)
-
-
-def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
-    """Split the contents of ``.mtlog`` and ``.mmap2`` into lines (pure; see ``read_appender``)."""
-    data = log_data
-    hidden = 0
-    if buffer[:1] not in (b"", b"\x00"):
-        block = _valid_prefix(buffer)
-        keep = _journaled_offset(buffer[JOURNAL_OFFSET:BUFFER_SIZE], block, len(log_data))
-        if keep is not None:
-            data = log_data[:keep]
-        if data and not data.endswith(b"\n"):
-            data += b"\n"
-        data += block
-        hidden = _lines_behind_a_stray_nul(buffer, len(block))
-    content = _split_lines(data)
-    if hidden:
-        content.skipped.append(
-            Skipped(
-                len(data.split(b"\n")),
-                f"{hidden} buffered line(s) after a NUL byte where the data should go on "
-                "(a damaged .mmap2)",
-            )
-        )
-    return content
-
-
-def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
-    """Lines between the NUL that ends the valid data and the end marker that should be there.
-
-    A healthy buffer has the marker right at ``end``, or (an append killed before its commit)
-    one uncommitted line and then the marker. More than that means a NUL landed inside the
-    data, hiding the lines after it.
-    """
-    limit = min(len(buffer), JOURNAL_OFFSET)
-    if buffer[end : end + 4] == END_MARKER or end >= limit:
-        return 0
-    marker = buffer.find(b"\n" + END_MARKER, end, limit)
-    if marker < 0:
-        return 0
-    lines = buffer.count(b"\n", end, marker + 1)
-    return lines - 1 if lines > 1 else 0
-
-
-def _split_lines(data: bytes) -> AppenderContent:
-    lines: list[bytes] = []
-    skipped: list[Skipped] = []
-    parts = data.split(b"\n")
-    tail = parts.pop()  # empty when the data ends with LF
-    for number, line in enumerate(parts, start=1):
-        if not line:
-            continue
-        if b"\x00" in line:
-            skipped.append(Skipped(number, "stale bytes (NUL) left by an MTAppenderFile reopen"))
-        elif line.startswith(OVERFLOW_NOTICE_PREFIX):
-            skipped.append(
-                Skipped(number, "MTAppenderFile overflow notice: the writer lost a line")
-            )
-        else:
-            lines.append(line)
-    if tail:
-        skipped.append(Skipped(len(parts) + 1, "incomplete last line (torn write)"))
-    return AppenderContent(lines, skipped)
-
-
 def _valid_prefix(buffer: bytes) -> bytes:
     end = buffer.find(b"\x00")
     return buffer if end < 0 else buffer[:end]
@@ -548,73 +461,6 @@ def _block_digest(block: bytes | memoryview) -> int:
     return zlib.crc32(block[-4096:], zlib.crc32(block[:4096]))
 
 
-def _open_regular(path: Path, flags: int) -> int:
-    """Open a regular file for writing; ``StoreError`` naming ``path`` for anything else.
-
-    ``O_NONBLOCK`` keeps a FIFO planted at ``path`` from blocking the open forever.
-    """
-    with contextlib.suppress(OSError):
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise StoreError(f"{path}: not a regular file")
-    try:
-        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot open for writing: {exc.strerror}") from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise StoreError(f"{path}: not a regular file")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _map_buffer(path: Path) -> mmap.mmap:
-    fd = _open_regular(path, os.O_RDWR | os.O_CREAT)
-    try:
-        if os.fstat(fd).st_size != BUFFER_SIZE:
-            os.ftruncate(fd, BUFFER_SIZE)
-        _reserve_blocks(fd, path)
-        return mmap.mmap(fd, BUFFER_SIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot map the buffer: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
-
-
-def _reserve_blocks(fd: int, path: Path) -> None:
-    """Make the filesystem back every page of the buffer now.
-
-    A sparse file (``ftruncate`` alone) maps fine, but touching a page the filesystem then
-    cannot allocate kills the process with SIGBUS. ``posix_fallocate`` reserves the blocks (a
-    no-op for those already there); where it is unsupported the file is written out instead.
-    """
-    try:
-        os.posix_fallocate(fd, 0, BUFFER_SIZE)
-        return
-    except OSError as exc:
-        if exc.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-            raise _no_room(path, exc) from exc
-    except AttributeError:  # no posix_fallocate on this platform (macOS)
-        pass
-    try:
-        data = os.pread(fd, BUFFER_SIZE, 0).ljust(BUFFER_SIZE, b"\x00")
-        written = 0
-        while written < BUFFER_SIZE:
-            written += os.pwrite(fd, data[written:], written)
-        os.fsync(fd)
-    except OSError as exc:
-        raise _no_room(path, exc) from exc
-
-
-def _no_room(path: Path, exc: OSError) -> StoreError:
-    return StoreError(
-        f"{path}: cannot reserve the {BUFFER_SIZE // 1024} KB buffer ({exc.strerror}); "
-        "not recording"
-    )
-
-
 def _write_all(fd: int, data: bytes | memoryview) -> None:
     written = os.write(fd, data)
     while written < len(data):  # a short write: disk nearly full, or a signal
@@ -632,14 +478,3 @@ def _log_ends_with_newline(path: Path) -> bool:
     with path.open("rb") as f:
         f.seek(-1, os.SEEK_END)
         return f.read(1) == b"\n"
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-def _read_bytes(path: Path, limit: int = MAX_LOG_BYTES) -> bytes:
-    return read_regular(path, limit, too_big="too large to read")

@@ -33,8 +33,8 @@ from hawkwatch.store.appender import (
     MAX_LINE_BYTES,
     AppenderFile,
     Dropped,
-    read_appender,
 )
+from hawkwatch.store.appender_read import read_appender
 
 RECORDS_NAME: Final = "records"
 HEADER: Final = "collection,key,value"

@@ -1,0 +1,119 @@
+"""Reading an appender's two files without changing them: tolerant, bounded, FIFO-safe.
+
+The byte layout is in ``appender.py``; this is the reader every command and report uses.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from hawkwatch.model import Skipped
+from hawkwatch.store.appender import (
+    BUFFER_SIZE,
+    END_MARKER,
+    JOURNAL_OFFSET,
+    OVERFLOW_NOTICE_PREFIX,
+    AppenderContent,
+    _journaled_offset,
+    _valid_prefix,
+)
+from hawkwatch.store.files import read_regular
+
+MAX_LOG_BYTES: Final = 256 << 20
+"""Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of
+memory once decoded); larger is refused with an error naming the file, not read half-way."""
+
+
+def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
+    """Read an appender's lines without changing its files; tolerant of any corruption.
+
+    Safe against a writer in another thread or process: if a flush moves data between the two
+    files while they are read, the read is repeated. A missing file reads as empty; one that
+    exists but cannot be read (permissions, a directory, a FIFO, over ``MAX_LOG_BYTES``) is a
+    ``StoreError`` naming it, never an empty result.
+    """
+    folder = Path(folder)
+    mmap_path, log_path = folder / f"{name}.mmap2", folder / f"{name}.mtlog"
+    for _attempt in range(5):
+        size_before = _size(log_path)
+        buffer = _read_bytes(mmap_path)
+        log_data = _read_bytes(log_path)
+        if len(log_data) == size_before:
+            break
+    return parse_appender(log_data, buffer)
+
+
+def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
+    """Split the contents of ``.mtlog`` and ``.mmap2`` into lines (pure; see ``read_appender``)."""
+    data = log_data
+    hidden = 0
+    if buffer[:1] not in (b"", b"\x00"):
+        block = _valid_prefix(buffer)
+        keep = _journaled_offset(buffer[JOURNAL_OFFSET:BUFFER_SIZE], block, len(log_data))
+        if keep is not None:
+            data = log_data[:keep]
+        if data and not data.endswith(b"\n"):
+            data += b"\n"
+        data += block
+        hidden = _lines_behind_a_stray_nul(buffer, len(block))
+    content = _split_lines(data)
+    if hidden:
+        content.skipped.append(
+            Skipped(
+                len(data.split(b"\n")),
+                f"{hidden} buffered line(s) after a NUL byte where the data should go on "
+                "(a damaged .mmap2)",
+            )
+        )
+    return content
+
+
+def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
+    """Lines between the NUL that ends the valid data and the end marker that should be there.
+
+    A healthy buffer has the marker right at ``end``, or (an append killed before its commit)
+    one uncommitted line and then the marker. More than that means a NUL landed inside the
+    data, hiding the lines after it.
+    """
+    limit = min(len(buffer), JOURNAL_OFFSET)
+    if buffer[end : end + 4] == END_MARKER or end >= limit:
+        return 0
+    marker = buffer.find(b"\n" + END_MARKER, end, limit)
+    if marker < 0:
+        return 0
+    lines = buffer.count(b"\n", end, marker + 1)
+    return lines - 1 if lines > 1 else 0
+
+
+def _split_lines(data: bytes) -> AppenderContent:
+    lines: list[bytes] = []
+    skipped: list[Skipped] = []
+    parts = data.split(b"\n")
+    tail = parts.pop()  # empty when the data ends with LF
+    for number, line in enumerate(parts, start=1):
+        if not line:
+            continue
+        if b"\x00" in line:
+            skipped.append(Skipped(number, "stale bytes (NUL) left by an MTAppenderFile reopen"))
+        elif line.startswith(OVERFLOW_NOTICE_PREFIX):
+            skipped.append(
+                Skipped(number, "MTAppenderFile overflow notice: the writer lost a line")
+            )
+        else:
+            lines.append(line)
+    if tail:
+        skipped.append(Skipped(len(parts) + 1, "incomplete last line (torn write)"))
+    return AppenderContent(lines, skipped)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read_bytes(path: Path, limit: int = MAX_LOG_BYTES) -> bytes:
+    return read_regular(path, limit, too_big="too large to read")
