@@ -74,6 +74,6 @@ def test_imports_point_down_the_stack(path: Path) -> None:
 def test_agent_side_needs_only_the_standard_library_and_psutil(path: Path) -> None:
     for line, name in _imports(path):
         top = name.split(".")[0]
-        assert top in sys.stdlib_module_names or top in {"hawkwatch", "psutil"}, (
+        assert top in sys.stdlib_module_names or top in {"hawkwatch", "psutil", "msgspec"}, (
             f"{path.relative_to(SRC)}:{line}: imports {name!r}"
         )

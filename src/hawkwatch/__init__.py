@@ -8,12 +8,13 @@ None of them raises into the calling code. They are loaded on first use, so that
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the CLI's start-up)
 if TYPE_CHECKING:
+    from typing import Any
+
     from hawkwatch.agent.api import event, heartbeat, mark_ready, span, start, stop, watch_loop
 
 __all__ = [

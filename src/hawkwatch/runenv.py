@@ -6,14 +6,19 @@ Kept in a module of its own, importing nothing, so that neither side has to impo
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Final
+import os
 
-BOOTSTRAP_DIR: Final = Path(__file__).resolve().parent / "agent" / "_bootstrap"
+# Plain names and os.path only: this module is on the supervisor's start path, which imports as
+# little as it can (pathlib and typing cost milliseconds on every ``hawkwatch run``).
+BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "agent", "_bootstrap")
 """Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``."""
-SUPERVISED_VAR: Final = "_HAWKWATCH_SUPERVISED"
+SUPERVISED_VAR = "_HAWKWATCH_SUPERVISED"
 """Set to "1" for the process ``hawkwatch run`` starts; removed from the environment once read."""
-SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
+SESSION_FILE_VAR = "_HAWKWATCH_SESSION_FILE"
 """A file the started process writes its session folder's path into, for the supervisor."""
-PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
+PYTHON_VAR = "_HAWKWATCH_PYTHON"
 """The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""
+MAIN_STARTED = "main-started"
+"""A line the bootstrap adds to the session file when the program's own code starts."""
+WATCHING_MAIN = "watching-main"
+"""A line written with the session's path when the bootstrap can see the program's code start."""

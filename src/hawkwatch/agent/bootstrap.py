@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from hawkwatch.agent import api
-from hawkwatch.runenv import SESSION_FILE_VAR, SUPERVISED_VAR
+from hawkwatch.runenv import MAIN_STARTED, SESSION_FILE_VAR, SUPERVISED_VAR, WATCHING_MAIN
 
 
 def start_from_environment() -> None:
@@ -31,12 +31,16 @@ def start_from_environment() -> None:
     agent = api.current_agent()
     if not started or agent is None or agent.session is None:
         return
+    # Someone else profiling this thread already: main start stays "not captured".
+    watching = sys.getprofile() is None
     if session_file:
-        Path(session_file).write_text(str(agent.session.path), encoding="utf-8")
-    _watch_for_main_start()
+        notes = f"{agent.session.path}\n" + (f"{WATCHING_MAIN}\n" if watching else "")
+        Path(session_file).write_text(notes, encoding="utf-8")
+    if watching:
+        _watch_for_main_start(session_file)
 
 
-def _watch_for_main_start() -> None:
+def _watch_for_main_start(session_file: str | None) -> None:
     """Note the moment the main script, module or ``-c`` command starts running.
 
     A profile hook on this thread sees the first frame of ``__main__`` and removes itself, so
@@ -44,8 +48,6 @@ def _watch_for_main_start() -> None:
     would be simpler, but can never be removed: it would tax ``id()``, ``sys._getframe()`` and
     every other audited call for the life of the process.)
     """
-    if sys.getprofile() is not None:
-        return  # someone else profiles this thread already; main start stays "not captured"
 
     def on_call(frame: FrameType, event: str, arg: object) -> None:
         if event != "call" or frame.f_code.co_name != "<module>":
@@ -53,6 +55,8 @@ def _watch_for_main_start() -> None:
         if frame.f_globals.get("__name__") != "__main__":
             return
         sys.setprofile(None)
+        if session_file:  # tell the supervisor the program's own code ran (see never_started)
+            _note(session_file, MAIN_STARTED)
         agent = api.current_agent()
         if agent is not None:
             try:
@@ -61,3 +65,11 @@ def _watch_for_main_start() -> None:
                 agent.record_error("launch", "run", f"{type(exc).__name__}: {exc}")
 
     sys.setprofile(on_call)
+
+
+def _note(session_file: str, line: str) -> None:
+    try:
+        with open(session_file, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass  # the supervisor then keeps the session, as for any program that started

@@ -22,13 +22,13 @@ from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, time_key
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.config import Config, LoadedConfig
 from hawkwatch.model import collections as c
-from hawkwatch.store import RecordStore, Session, sessions_root
+from hawkwatch.store import RecordStore, Session, apply_retention, sessions_root
 from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger(__name__)
 
 MonitorFactory = Callable[[], Monitor]
-_NO_RETENTION = 1 << 30  # forked children leave retention to the process that started the run
+_NO_RETENTION = 1 << 30  # Session.create keeps everything; the agent applies retention later
 
 
 class Agent:
@@ -70,8 +70,8 @@ class Agent:
             app_name=config.app.name,
             app_version=config.app.version,
             start_time=self.launch.process_start or None,
-            keep=_NO_RETENTION if is_child else config.sessions.keep,
-            max_age_days=float(_NO_RETENTION) if is_child else config.sessions.max_age_days,
+            keep=_NO_RETENTION,  # retention runs on the scheduler thread, after start
+            max_age_days=float(_NO_RETENTION),
             extra={
                 "parent_session": self.parent_session,
                 "supervised": self.is_supervised,
@@ -86,6 +86,7 @@ class Agent:
             launch=self.launch,
             every=self.scheduler.every,
             is_supervised=self.is_supervised,
+            once=self.scheduler.once,
         )
         self.is_running = True
         self.exit_tracker.install()
@@ -95,7 +96,24 @@ class Agent:
         self.event("App::Start")
         for factory in self.factories:
             self.add_monitor(factory)
+        if not is_child:  # forked children leave retention to the process that started the run
+            self.scheduler.once(self._apply_retention, self)
         self.scheduler.start()
+
+    def _apply_retention(self) -> None:
+        """Tidy old sessions (deferred: removing folders need not delay the program's start)."""
+        if self.session is None:
+            return
+        sessions = self.config.sessions
+        try:
+            apply_retention(
+                self.session.path.parent,
+                keep=sessions.keep,
+                max_age_days=sessions.max_age_days,
+                protect=[self.session.path],
+            )
+        except Exception as exc:
+            self.record_error("sessions", "retention", f"{type(exc).__name__}: {exc}")
 
     def add_monitor(self, factory: MonitorFactory) -> None:
         """Create and start one monitor behind the firewall."""

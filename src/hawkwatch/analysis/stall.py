@@ -13,7 +13,6 @@ spins, and a loop that spins *is* the blocking frame).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -74,6 +73,8 @@ def fingerprint(stack: Sequence[PyFrame]) -> str:
     Lines are left out so that one blocking function groups together wherever in its body the
     samples caught it, and a file edited between releases keeps its groups.
     """
+    import hashlib  # when a stall is recorded, not when the agent starts (OpenSSL: ~2 ms)
+
     digest = hashlib.sha1(usedforsecurity=False)
     for frame in stack[:FINGERPRINT_FRAMES]:
         digest.update(f"{frame.func}\0{frame.file}\n".encode("utf-8", "replace"))

@@ -57,7 +57,13 @@ def run(args: argparse.Namespace) -> int:
     if args.app_version:
         options["app.version"] = args.app_version
     outcome = run_program(command, module, options)
-    if outcome.session_path is None:
+    if outcome.discarded:
+        print(
+            f"hawkwatch: the program did not start (exit status {outcome.returncode}); "
+            "its empty session was removed",
+            file=sys.stderr,
+        )
+    elif outcome.session_path is None:
         print(
             "hawkwatch: the program did not start the agent (is it a Python program with "
             "hawkwatch installed?); nothing was recorded",

@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -78,6 +79,7 @@ class Session:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.name = path.name
+        self._metadata_lock = threading.Lock()  # per object: a forked child makes its own
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
@@ -145,6 +147,13 @@ class Session:
             temporary.replace(target)
         except OSError as exc:
             raise StoreError(f"{target}: cannot write session metadata: {exc}") from exc
+
+    def update_metadata(self, key: str, value: Any) -> None:
+        """Set one top-level key of ``session.json`` (monitors on different threads add theirs)."""
+        with self._metadata_lock:
+            metadata = self.metadata
+            metadata[key] = value
+            self.write_metadata(metadata)
 
     @property
     def start_time(self) -> float | None:

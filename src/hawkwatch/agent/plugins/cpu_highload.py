@@ -31,10 +31,8 @@ from typing import ClassVar
 from hawkwatch.agent.monitor import AgentContext, time_key, to_json
 from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
-from hawkwatch.analysis.calltree import build_roots
 from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
-from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES, calltree_to_json
 from hawkwatch.model.stack import Stack
 
 AGENT_THREAD_PREFIX = "hawkwatch"
@@ -145,6 +143,10 @@ def episode_records(episode: Episode) -> tuple[str, str, str]:
             if total > 0 and cpu > 0
         ][:16],
     }
+    # Imported when an episode is written (scheduler thread, paused at fork), not at start.
+    from hawkwatch.analysis.calltree import build_roots
+    from hawkwatch.model.profile import calltree_to_json
+
     roots = build_roots(episode.stacks.items())
     return key, to_json(value), to_json(calltree_to_json(roots))
 
@@ -169,9 +171,9 @@ class CpuHighLoadMonitor:
         self._last_cpu = (time.monotonic(), time.process_time())
         self._last_threads = self._reader.read_all()
         self._last_check = time.monotonic()
-        metadata = ctx.session.metadata
-        metadata["cpu"] = {"thread_cpu_source": self._reader.source, "cores": self._cores}
-        ctx.session.write_metadata(metadata)
+        ctx.session.update_metadata(
+            "cpu", {"thread_cpu_source": self._reader.source, "cores": self._cores}
+        )
         tick = min(config.check_interval_busy_s, config.check_interval_s)
         ctx.every(tick, self.check, self)
 
@@ -230,6 +232,8 @@ class CpuHighLoadMonitor:
     def _write(
         self, ctx: AgentContext, episode: Episode, store: Callable[[str, str, str], None]
     ) -> None:
+        from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES
+
         key, value, tree = episode_records(episode)
         store(c.CPU_HIGHLOAD, key, value)
         if len(tree.encode()) >= EXT_THRESHOLD_BYTES:

@@ -214,14 +214,15 @@ class ProfilerMonitor:
         self._ctx = ctx
         config = ctx.config.profiler
         sampler = Sampler(config)
-        metadata = ctx.session.metadata
-        metadata["profiler"] = {
-            "budget": config.budget,
-            "rate_hz": config.rate_hz,
-            "window_s": config.window_s,
-            "thread_cpu_source": sampler.reader.source,
-        }
-        ctx.session.write_metadata(metadata)
+        ctx.session.update_metadata(
+            "profiler",
+            {
+                "budget": config.budget,
+                "rate_hz": config.rate_hz,
+                "window_s": config.window_s,
+                "thread_cpu_source": sampler.reader.source,
+            },
+        )
         self._window = Window(time.time(), time.monotonic())
         self._start_thread(ctx, sampler)
         _running.add(self)

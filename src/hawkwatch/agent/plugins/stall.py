@@ -106,7 +106,7 @@ class StallMonitor:
         self.sample_interval = min(config.sample_interval_s, self.interval)
         self.ring_size = config.ring_size
         self.max_frames = config.max_frames
-        self._library_prefixes = _library_prefixes()
+        self._library_prefixes = ()  # found at the first stall (sysconfig: ~2 ms at start)
         for value in files.hang_kills(ctx.session):
             key = time_key(value.get("last_seen") or time.time())
             ctx.store_nowait(c.HANG_KILL, key, to_json(value))
@@ -446,6 +446,8 @@ class StallMonitor:
             self._finish(episode, when, unfinished=True)
 
     def _is_library(self, path: str) -> bool:
+        if not self._library_prefixes:
+            self._library_prefixes = _library_prefixes()
         return path.startswith(self._library_prefixes)
 
 
