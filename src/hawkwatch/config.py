@@ -82,14 +82,24 @@ class ImportsConfig:
 class StallConfig:
     """Stalls (jank/ANR) of event loops: asyncio, Qt, Tk and loops calling ``heartbeat()``.
 
-    Lower ``threshold_s`` to catch shorter stalls (Apple calls 250 ms a hang); raise
-    ``interval_s`` to ping less often (the duration error grows with it). Turn ``backstop`` off
-    if the application uses ``faulthandler.dump_traceback_later`` itself.
+    Each kind of loop has the threshold its users feel: 100 ms for asyncio loops (asyncio's own
+    ``slow_callback_duration``: every request in flight waits that long), 400 ms for GUI loops
+    and ``heartbeat()`` loops (MTHawkeye's ANR threshold). Lower a threshold to catch shorter
+    stalls (Apple calls 250 ms a hang); raise ``interval_s`` to ping less often (the duration
+    error grows with it). Turn ``backstop`` off if the application uses
+    ``faulthandler.dump_traceback_later`` itself.
     """
 
     enabled: bool = _option(True, "watch event loops and record stalls in anr")
-    threshold_s: float = _option(0.4, "shortest stall recorded, in seconds", 0.05)
-    interval_s: float = _option(0.1, "seconds between pings of a loop (below threshold_s)", 0.01)
+    threshold_s: float = _option(
+        0.4, "shortest stall recorded for Qt, Tk and heartbeat() loops, in seconds", 0.05
+    )
+    asyncio_threshold_s: float = _option(
+        0.1, "shortest stall recorded for asyncio loops (uvloop too), in seconds", 0.05
+    )
+    interval_s: float = _option(
+        0.1, "seconds between pings of a loop (at most half its threshold)", 0.01
+    )
     sample_interval_s: float = _option(0.05, "seconds between stack samples while stalled", 0.005)
     ring_size: int = _option(20, "newest stack samples kept per stall, besides the first", 1)
     max_frames: int = _option(64, "innermost frames kept per sample", 1)

@@ -3,7 +3,8 @@
 One watchdog thread for every watched loop (``stall_loops``): it pings each loop every
 ``stall.interval_s``; a loop that has not answered within ``stall.sample_interval_s`` is
 sampled (its thread's Python stack, via ``sys._current_frames``) every sample interval until it
-answers; a spell that lasted ``stall.threshold_s`` or more becomes an ``anr`` record with the
+answers; a spell that lasted its loop's threshold or more (``stall.asyncio_threshold_s``, 100 ms,
+for asyncio loops; ``stall.threshold_s``, 400 ms, for the others) becomes an ``anr`` record with the
 samples, Matrix's point stack, the running asyncio task and the garbage collections that ran
 (``stall_record``). The watchdog never calls into a loop except to post a ping.
 
@@ -101,8 +102,17 @@ class StallMonitor:
         global _active
         config = ctx.config.stall
         self._ctx = ctx
+        # Per kind of loop: asyncio loops have their own (lower) threshold, the others share one.
         self.threshold = config.threshold_s
-        self.interval = min(config.interval_s, config.threshold_s / 2)
+        self._thresholds = {"asyncio": config.asyncio_threshold_s}
+        self._intervals = {
+            kind: min(config.interval_s, threshold / 2)
+            for kind, threshold in {"": self.threshold, **self._thresholds}.items()
+        }
+        smallest = min(self.threshold, *self._thresholds.values())
+        self.interval = min(config.interval_s, smallest / 2)  # the watchdog's pace, at its fastest
+        self._watch_interval = self.interval
+        self._watch_threshold = smallest
         self.sample_interval = min(config.sample_interval_s, self.interval)
         self.ring_size = config.ring_size
         self.max_frames = config.max_frames
@@ -111,9 +121,9 @@ class StallMonitor:
             key = time_key(value.get("last_seen") or time.time())
             ctx.store_nowait(c.HANG_KILL, key, to_json(value))
         if config.backstop:
-            rearm_every = max(self.interval, self.threshold - 2 * self.interval)
-            self._backstop = files.Backstop(ctx.session, self.threshold, rearm_every)
-        self._discovery = Discovery(self.interval)
+            rearm_every = max(self.interval, smallest - 2 * self.interval)
+            self._backstop = files.Backstop(ctx.session, smallest, rearm_every)
+        self._discovery = Discovery(self._intervals[""])
         self._discovery.install_import_hook(asyncio=config.asyncio, tk=config.tk)
         gc.callbacks.append(self._gc)
         _install_fork_hooks()
@@ -205,7 +215,7 @@ class StallMonitor:
             if busy:
                 pause = self.sample_interval
             elif watching:
-                pause = self.interval
+                pause = self._watch_interval
             else:
                 pause = _DISCOVERY_PERIOD
             self._due = time.perf_counter() + pause
@@ -245,7 +255,10 @@ class StallMonitor:
                         self._pending_dumps[target.thread_id] = (when, by_thread[target.thread_id])
         self._gc_ticks.append((now, self._gc.now()))
         busy = False
-        starved = now - self._due >= self.threshold / 2 if self._due else False
+        if targets:  # the pace and the lateness that matters: those of the most demanding loop
+            self._watch_interval = min(self._interval_for(t.kind) for t in targets)
+            self._watch_threshold = min(self._threshold_for(t.kind) for t in targets)
+        starved = now - self._due >= self._watch_threshold / 2 if self._due else False
         for target in targets:
             busy |= self._check(target, now, starved)
         self._last_check = now
@@ -259,7 +272,10 @@ class StallMonitor:
         return busy, bool(targets)
 
     def _check(self, target: Target, now: float, starved: bool) -> bool:
-        state, start, end, earliest = target.poll(now, self.interval, self.sample_interval)
+        threshold = self._threshold_for(target.kind)
+        state, start, end, earliest = target.poll(
+            now, self._interval_for(target.kind), self.sample_interval
+        )
         episode = self._episodes.get(target)
         cpu = target.cpu_time()
         cpu_before = self._cpu_marks.get(target)
@@ -278,10 +294,14 @@ class StallMonitor:
                 stacks.thread_stack(target.thread_id, self.max_frames),
                 thread_count(),
             )
-            if self._long_enough(start, earliest, now):
+            if self._long_enough(start, earliest, now, threshold):
                 self._mark(episode, now)
             return True
-        if state == ENDED and self._long_enough(start, earliest, end) and target.thread_id:
+        if (
+            state == ENDED
+            and self._long_enough(start, earliest, end, threshold)
+            and target.thread_id
+        ):
             if episode is None:
                 episode = self._open(target, start, earliest)
             self._attach_dump(target, episode)
@@ -296,7 +316,13 @@ class StallMonitor:
         self._pending_dumps.pop(target.thread_id, None)
         return False
 
-    def _long_enough(self, start: float, earliest: float, end: float) -> bool:
+    def _threshold_for(self, kind: str) -> float:
+        return self._thresholds.get(kind, self.threshold)
+
+    def _interval_for(self, kind: str) -> float:
+        return self._intervals.get(kind, self._intervals[""])
+
+    def _long_enough(self, start: float, earliest: float, end: float, threshold: float) -> bool:
         """Whether a spell is a stall: it may have lasted the threshold, and likely half of it.
 
         The first half: with pings an interval apart, the estimate alone would miss about half
@@ -304,7 +330,7 @@ class StallMonitor:
         wait (for the GIL), the last answer can lie long before the spell; a loop that then
         answers after 60 ms is no stall of the threshold.
         """
-        return end - earliest >= self.threshold and end - start >= self.threshold / 2
+        return end - earliest >= threshold and end - start >= threshold / 2
 
     def _late(self, target: Target, now: float, burned: float) -> None:
         """The watchdog itself could not run (C code held the GIL) and no ping was in flight.
@@ -320,7 +346,8 @@ class StallMonitor:
         # The stall began after the last check, and before the wake-up that did not happen.
         start = self._last_check + self._last_pause / 2
         gap = now - self._last_check
-        if gap < self.threshold or burned < gap / 4 or self._last_pause > self.interval:
+        too_short = gap < self._threshold_for(target.kind)
+        if too_short or burned < gap / 4 or self._last_pause > self._watch_interval:
             return
         episode = self._open(target, start, self._last_check)
         self._attach_dump(target, episode)
@@ -416,7 +443,7 @@ class StallMonitor:
         """At stop: a stall still going on and an unread backstop dump become records."""
         now = time.perf_counter()
         for target, episode in list(self._episodes.items()):
-            if now - episode.earliest >= self.threshold:
+            if now - episode.earliest >= self._threshold_for(episode.kind):
                 self._attach_dump(target, episode)
                 self._finish(episode, now, unfinished=True)
             else:
