@@ -335,6 +335,8 @@ def _find_file(start: Path) -> tuple[Path | None, dict[str, Any]]:
         own = folder / FILE_NAME
         if own.is_file():
             return own, _flatten(_read_toml(own))
+        if own.exists():  # a folder (or a socket...) by that name: say so, do not skip it
+            raise ConfigError(f"{own}: not a file; hawkwatch reads its options from a file there")
         project = folder / "pyproject.toml"
         if project.is_file():
             table = _read_toml(project).get("tool", {}).get("hawkwatch")
@@ -349,6 +351,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib decodes before it parses
+        byte = exc.object[exc.start]
+        raise ConfigError(
+            f"{path}: cannot read the configuration: not UTF-8 text (byte 0x{byte:02x} at "
+            f"offset {exc.start}); save it as UTF-8"
+        ) from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the configuration: {exc}") from exc
 

@@ -43,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     get_renderer(args.format).render(report, sys.stdout)
     sys.stdout.flush()
     problems = []
+    if session.metadata_problem:
+        problems.append(session.metadata_problem)
     if read.skipped:
         first = read.skipped[0]
         problems.append(

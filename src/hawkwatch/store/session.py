@@ -138,6 +138,25 @@ class Session:
             return {}
         return data if isinstance(data, dict) else {}
 
+    @property
+    def metadata_problem(self) -> str | None:
+        """Why ``session.json`` is there but unusable (``metadata`` is then ``{}``), else None.
+
+        The message names the file, not the folder (callers name the session).
+        """
+        path = self.path / METADATA_NAME
+        if not os.path.lexists(path):
+            return None  # an MTHawkeye folder: none is expected
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            return f"{METADATA_NAME} cannot be read ({exc.strerror or exc})"
+        except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, absurdly nested
+            return f"{METADATA_NAME} is not valid JSON ({exc}); the run's details are unknown"
+        if not isinstance(data, dict):
+            return f"{METADATA_NAME} is not a JSON object; the run's details are unknown"
+        return None
+
     def write_metadata(self, metadata: dict[str, Any]) -> None:
         """Replace ``session.json`` atomically."""
         target = self.path / METADATA_NAME
