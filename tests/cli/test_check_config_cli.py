@@ -51,7 +51,7 @@ def test_a_mistyped_variable_is_one_line_and_exit_code_2(tmp_path: Path) -> None
 
 def test_a_config_file_that_is_not_utf8_is_one_line_naming_the_file(tmp_path: Path) -> None:
     config = tmp_path / "hawkwatch.toml"
-    config.write_bytes("[app]\nname = \"café\"\n".encode("latin-1"))  # é is 0xe9 in Latin-1
+    config.write_bytes('[app]\nname = "café"\n'.encode("latin-1"))  # é is 0xe9 in Latin-1
     result = _run([], tmp_path)
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
