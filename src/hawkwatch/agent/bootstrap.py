@@ -40,6 +40,8 @@ def start_from_environment() -> None:
         Path(session_file).write_text(notes, encoding="utf-8")
     if watching:
         _watch_for_main_start(session_file)
+    else:
+        agent.schedule_retention()  # main start cannot be seen: tidy now, as hawkwatch.start() does
 
 
 def _watch_for_main_start(session_file: str | None) -> None:
@@ -63,6 +65,7 @@ def _watch_for_main_start(session_file: str | None) -> None:
         if agent is not None:
             try:
                 agent.note_main_started(time.time())
+                agent.schedule_retention()  # the program runs: now old sessions may go
             except Exception as exc:  # never into the interpreter's start-up
                 agent.record_error("launch", "run", f"{type(exc).__name__}: {exc}")
 

@@ -96,9 +96,20 @@ class Agent:
         self.event("App::Start")
         for factory in self.factories:
             self.add_monitor(factory)
-        if not is_child:  # forked children leave retention to the process that started the run
-            self.scheduler.once(self._apply_retention, self)
+        if not is_child and not self.is_supervised:
+            self.schedule_retention()
         self.scheduler.start()
+
+    def schedule_retention(self) -> None:
+        """Tidy old sessions soon, on the scheduler thread.
+
+        At start, except in forked children (the process that started the run does it) and
+        under ``hawkwatch run``, whose bootstrap calls this once the program's own code starts:
+        a program that never starts (no such script or module) must not push real sessions
+        out, and the supervisor removes its empty session.
+        """
+        if self.is_running:
+            self.scheduler.once(self._apply_retention, self)
 
     def _apply_retention(self) -> None:
         """Tidy old sessions (deferred: removing folders need not delay the program's start)."""
