@@ -64,6 +64,7 @@ def _watch_for_main_start(session_file: str | None) -> None:
         agent = api.current_agent()
         if agent is not None:
             try:
+                agent.exit_tracker.watch_main(frame)  # to tell a normal end at exit
                 agent.note_main_started(time.time())
                 agent.schedule_retention()  # the program runs: now old sessions may go
             except Exception as exc:  # never into the interpreter's start-up

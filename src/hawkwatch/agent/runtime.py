@@ -148,7 +148,7 @@ class Agent:
         """
         if not self.is_running:
             return
-        info = self.exit_tracker.info
+        info = self.exit_tracker.final_info()
         if info.reason == "unknown":
             info.reason = default_reason
         extra = to_json({"exit_code": info.exit_code, "reason": info.reason})
