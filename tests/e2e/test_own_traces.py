@@ -68,3 +68,29 @@ def test_app_exit_says_how_an_in_code_agent_ended(
     assert json.loads(str(app_exit["extra"])) == {"exit_code": exit_code, "reason": reason}
     [state] = json_of(records[c.EXIT_STATE])
     assert (state["exit_code"], state["reason"]) == (exit_code, reason)
+
+
+BUSY_LOOP = """
+import asyncio, time
+
+async def crunch():
+    deadline = time.perf_counter() + 1.0
+    while time.perf_counter() < deadline:
+        sum(i * i for i in range(500))
+
+asyncio.run(crunch())
+"""
+
+
+def test_flame_graphs_leave_out_the_agents_wrappers(runner: Runner) -> None:
+    script = runner.script("app.py", BUSY_LOOP)
+    done = runner.hawkwatch(
+        "run", "--profile", "-o", "profiler.rate_hz=100", "--", sys.executable, str(script)
+    )
+    assert done.returncode == 0, done.stderr
+    session = runner.only_session()
+    exported = runner.hawkwatch("profile", str(session.path), "--mode", "wall")
+    assert exported.returncode == 0, exported.stderr
+    assert "crunch" in exported.stdout and "run_forever" in exported.stdout
+    assert "stall_discovery" not in exported.stdout  # its run_forever wrapper
+    assert "hawkwatch" not in exported.stdout.replace("hawkwatch-", "")  # no agent file at all

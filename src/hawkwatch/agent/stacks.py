@@ -40,14 +40,15 @@ def frame_stack(frame: FrameType | None, max_depth: int = MAX_DEPTH) -> Stack:
         else:
             if len(info) > 50_000:  # code objects of exec'd strings must not grow this forever
                 info.clear()
-            cached = info[code] = None if _is_agent_code(code) else _code_info_of(frame)
+            cached = info[code] = None if is_agent_code(code) else _code_info_of(frame)
         if cached is not None:
             frames.append(PyFrame(cached[0], cached[1], frame.f_lineno or 0, cached[2]))
         frame = frame.f_back
     return tuple(frames)
 
 
-def _is_agent_code(code: CodeType) -> bool:
+def is_agent_code(code: CodeType) -> bool:
+    """Code of the agent itself (its wrappers and hooks run on the program's threads)."""
     return code.co_filename.startswith(_AGENT_DIR)
 
 

@@ -41,7 +41,7 @@ from types import CodeType, FrameType
 from typing import ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key, to_json
-from hawkwatch.agent.stacks import py_frame
+from hawkwatch.agent.stacks import is_agent_code, py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
@@ -78,7 +78,7 @@ class Window:
         self.samples = 0
         self.cost_s = 0.0
         self.max_depth_hit = 0
-        self._code_lines: dict[tuple[int, int], tuple[int, CodeType]] = {}
+        self._code_lines: dict[tuple[int, int], tuple[int | None, CodeType]] = {}
 
     def add_stack(self, frame: FrameType | None, head: PyFrame, depth: int) -> int:
         """Intern the stack ending at ``frame`` (its ``depth`` innermost frames) under the
@@ -95,10 +95,11 @@ class Window:
             code = item.f_code
             line = item.f_lineno or 0
             entry = code_lines.get((id(code), line))
-            if entry is None:
-                entry = (table.frame_id(py_frame(item)), code)
+            if entry is None:  # the agent's own frames (its wrappers) are left out: None
+                entry = (None if is_agent_code(code) else table.frame_id(py_frame(item)), code)
                 code_lines[(id(code), line)] = entry
-            parent = table.child(entry[0], parent)
+            if entry[0] is not None:
+                parent = table.child(entry[0], parent)
         return parent
 
     def profile(self, end_mono: float, budget: float) -> Profile:
