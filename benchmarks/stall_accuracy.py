@@ -172,6 +172,11 @@ def main() -> None:
         clean_home = Path(tmp) / "clean"
         clean_home.mkdir()
         _, clean_stalls = run({"clean": args.clean_s}, clean_home, threshold)
+        for stall in clean_stalls:
+            print(
+                f"  clean run: {stall['duration']:.0f} ms, source {stall.get('source')}, "
+                f"point {point_funcs(stall, {})[:3]}"
+            )
     print_table(rows, lengths)
     above = [r for r in rows if r["seconds"] >= threshold]
     found = [r for r in above if r["found"]]
