@@ -1,0 +1,95 @@
+"""What starting costs: the agent imports only what its calls need, defers the rest to its
+thread, and ``hawkwatch run`` loads the config module only when there is something to check.
+
+These are structural checks (which modules are loaded, what runs where); the time itself is
+measured by ``benchmarks/agent_overhead.py``, never asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from hawkwatch.agent.scheduler import Scheduler
+from hawkwatch.launcher import has_options_to_check
+from tests.builders import wait_for
+
+NOT_AT_START = (
+    "hawkwatch.analysis.session_report",  # the report's machinery
+    "hawkwatch.analysis.calltree",  # needed when a CPU episode is written
+    "hawkwatch.agent.plugins.profiler",  # off by default
+    "hawkwatch.model.report",
+    "psutil",  # Linux reads /proc
+    "hashlib",  # fingerprints: at the first stall
+    "tomllib",  # no config file here
+    "rich",
+    "hawkwatch.cli",
+)
+
+
+def test_starting_the_agent_imports_only_what_its_calls_need(tmp_path: Path) -> None:
+    program = (
+        "import json, sys\n"
+        "import hawkwatch\n"
+        "assert hawkwatch.start()\n"
+        f"print(json.dumps([m for m in {list(NOT_AT_START)!r} if m in sys.modules]))\n"
+        # what the public calls and hooks write with is there before start returns
+        "print(json.dumps('hawkwatch.model.records' in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    loaded, typed_records = map(json.loads, done.stdout.splitlines())
+    assert loaded == []
+    assert typed_records is True
+
+
+def test_a_once_job_runs_one_time_on_the_scheduler_thread() -> None:
+    scheduler = Scheduler(on_error=lambda owner, exc: None)
+    ran: list[str] = []
+    ticks: list[int] = []
+    scheduler.once(lambda: ran.append(threading.current_thread().name), owner=object())
+    scheduler.every(0.01, lambda: ticks.append(1), owner=object())
+    scheduler.start()
+    try:
+        assert wait_for(lambda: len(ticks) >= 5)  # long after the one-shot was due
+    finally:
+        assert scheduler.stop()
+    assert ran == ["hawkwatch-scheduler"]
+
+
+def test_the_supervisor_checks_options_only_when_there_are_any(tmp_path: Path) -> None:
+    folder = tmp_path / "project" / "src"
+    folder.mkdir(parents=True)
+    assert not has_options_to_check({}, {"PATH": "/bin"}, str(folder))
+    assert has_options_to_check({"gc.threshold_ms": "5"}, {}, str(folder))
+    assert has_options_to_check({}, {"HAWKWATCH_GC_THRESHOLD_MS": "5"}, str(folder))
+    (tmp_path / "project" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert not has_options_to_check({}, {}, str(folder))  # a pyproject without hawkwatch
+    (tmp_path / "project" / "pyproject.toml").write_text("[tool.hawkwatch.gc]\nthreshold_ms=5\n")
+    assert has_options_to_check({}, {}, str(folder))
+    (tmp_path / "project" / "pyproject.toml").unlink()
+    (tmp_path / "hawkwatch.toml").mkdir()  # even a folder: the strict check reports it
+    assert has_options_to_check({}, {}, str(folder))
+
+
+def test_run_still_refuses_a_typo_in_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "hawkwatch.toml").write_text("[gc]\ntreshold_ms = 5\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-m", "hawkwatch", "run", "--", sys.executable, "-c", "print('ran')"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "gc.treshold_ms" in done.stderr and "ran" not in done.stdout
