@@ -501,17 +501,23 @@ def _safe_task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
 
 
 def _not_the_programs(value: dict[str, Any]) -> bool:
-    """A spell that shows nothing the program did: no stack at all, or the loop idle in its
-    own selector (its thread got no core, or no GIL, to take the answer: the machine's doing,
-    which ``asyncio``'s 100 ms threshold would otherwise report on a loaded host)."""
-    frames = (value.get("point") or {}).get("frames") or []
-    if not frames and not value.get("stacks"):
-        return True
-    return (
-        len(frames) >= 2
-        and str(frames[0][0]).endswith("Selector.select")
-        and str(frames[1][0]).endswith("_run_once")
-    )
+    """A spell that shows nothing the program did: no stack at all, or every stack (samples and
+    backstop dump alike) the loop idle in its own selector. Its thread got no core, or no GIL,
+    to take the answer: the machine's doing, which asyncio's 100 ms threshold would otherwise
+    report on a loaded host."""
+    stacks = [stack.get("frames") or [] for stack in value.get("stacks") or []]
+    point = (value.get("point") or {}).get("frames") or []
+    if point:
+        stacks.append(point)
+    return all(_idle_in_selector(frames) for frames in stacks)
+
+
+def _idle_in_selector(frames: list[Any]) -> bool:
+    if len(frames) < 2:
+        return not frames
+    inner, caller = str(frames[0][0]), str(frames[1][0])
+    # faulthandler names frames by co_name ("select"), the sampler by qualified name
+    return (inner == "select" or inner.endswith("Selector.select")) and caller.endswith("_run_once")
 
 
 def _library_prefixes() -> tuple[str, ...]:
