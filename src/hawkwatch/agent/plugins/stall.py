@@ -430,12 +430,9 @@ class StallMonitor:
             is_library=self._is_library,
             unfinished=unfinished,
         )
-        if (
-            not unfinished
-            and value["duration"] < self.threshold * 1000
-            and _not_the_programs(value)
-        ):
-            self._discard(episode)  # only below the GUI threshold: what the 100 ms one added
+        short = value["duration"] < self.threshold * 1000  # what the 100 ms threshold added
+        if not unfinished and (_no_stack(value) or (short and _not_the_programs(value))):
+            self._discard(episode)  # nothing to show for it: never a record without a stack
             return
         key_base = time_key(value["startFrom"])
         fingerprint = value.get("fingerprint")
@@ -498,6 +495,10 @@ def _safe_task_info(loop: Any, max_frames: int) -> dict[str, Any] | None:
         return task_info(loop, max_frames)
     except Exception:  # a task in an odd state must not stop the watchdog
         return None
+
+
+def _no_stack(value: dict[str, Any]) -> bool:
+    return not (value.get("point") or {}).get("frames") and not value.get("stacks")
 
 
 def _not_the_programs(value: dict[str, Any]) -> bool:
