@@ -143,7 +143,8 @@ def has_options_to_check(options: Mapping[str, str], environ: Mapping[str, str],
         if os.path.isfile(project):
             try:
                 with open(project, "rb") as f:
-                    return b"hawkwatch" in f.read()
+                    if b"hawkwatch" in f.read():
+                        return True
             except OSError:
                 return True  # let the config module say what is wrong with it
         parent = os.path.dirname(folder)

@@ -75,8 +75,8 @@ def test_the_supervisor_checks_options_only_when_there_are_any(tmp_path: Path) -
     assert not has_options_to_check({}, {}, str(folder))  # a pyproject without hawkwatch
     (tmp_path / "project" / "pyproject.toml").write_text("[tool.hawkwatch.gc]\nthreshold_ms=5\n")
     assert has_options_to_check({}, {}, str(folder))
-    (tmp_path / "project" / "pyproject.toml").unlink()
-    (tmp_path / "hawkwatch.toml").mkdir()  # even a folder: the strict check reports it
+    (tmp_path / "project" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "hawkwatch.toml").mkdir()  # even a folder, above a pyproject without a table
     assert has_options_to_check({}, {}, str(folder))
 
 
