@@ -93,3 +93,20 @@ def test_run_still_refuses_a_typo_in_the_config_file(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "gc.treshold_ms" in done.stderr and "ran" not in done.stdout
+
+
+def test_retention_is_applied_even_by_a_process_that_ends_at_once(tmp_path: Path) -> None:
+    """Retention runs on the agent's thread after start; a process that ends first does it
+    at exit, so a loop of short runs never piles up sessions."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": "2"}
+    for _ in range(4):
+        done = subprocess.run(
+            [sys.executable, "-c", "import hawkwatch; hawkwatch.start()"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "home" / "sessions").iterdir())) == 2

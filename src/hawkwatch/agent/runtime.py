@@ -56,6 +56,7 @@ class Agent:
         self.context: AgentContext | None = None
         self.scheduler = Scheduler(on_error=self._job_failed)
         self._error_keys: set[str] = set()
+        self._retention_due = False
         self.is_running = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -109,12 +110,15 @@ class Agent:
         out, and the supervisor removes its empty session.
         """
         if self.is_running:
+            self._retention_due = True
             self.scheduler.once(self._apply_retention, self)
 
     def _apply_retention(self) -> None:
-        """Tidy old sessions (deferred: removing folders need not delay the program's start)."""
-        if self.session is None:
+        """Tidy old sessions (deferred: removing folders need not delay the program's start;
+        a process too short for the scheduler to get to it does it at stop)."""
+        if self.session is None or not self._retention_due:
             return
+        self._retention_due = False
         sessions = self.config.sessions
         try:
             apply_retention(
@@ -172,6 +176,7 @@ class Agent:
             return
         self.is_running = False
         self.scheduler.stop()
+        self._apply_retention()  # if the scheduler never got to it
         for monitor in reversed(self.monitors):
             self._call(monitor, "stop", monitor.stop)
         self.monitors.clear()
