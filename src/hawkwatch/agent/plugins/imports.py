@@ -102,4 +102,3 @@ def _is_own(name: str) -> bool:
     if name == "hawkwatch" or name.startswith("hawkwatch."):
         return True
     return threading.current_thread().name.startswith(AGENT_THREAD_PREFIX)
-
