@@ -8,9 +8,10 @@ per round, the load generator ``workloads/http_load.py`` loads them in alternati
 
   plain  HAWKWATCH_STALL_ENABLED=false   the agent without the stall monitor (the baseline)
   stall  (defaults)                      the agent with the stall monitor: asyncio threshold
-                                         100 ms, so pings every 50 ms, faulthandler backstop
-                                         re-armed on every check
-  old    ..._ASYNCIO_THRESHOLD_S=0.4     the default before issue #13: pings every 0.1 s
+                                         100 ms, pings every 0.1 s, faulthandler backstop
+                                         (0.2 s) re-armed on every check
+  old    ..._ASYNCIO_THRESHOLD_S=0.4     the default before issue #13: pings every 0.1 s,
+                                         backstop (0.4 s) re-armed every other check
   aa     HAWKWATCH_STALL_ENABLED=false   the baseline again: an A/A control (noise floor)
 
 Overhead = median over rounds of (time per request with) / (time per request without) - 1, with

@@ -98,7 +98,7 @@ class StallConfig:
         0.1, "shortest stall recorded for asyncio loops (uvloop too), in seconds", 0.05
     )
     interval_s: float = _option(
-        0.1, "seconds between pings of a loop (at most half its threshold)", 0.01
+        0.1, "seconds between pings of a loop (at most its threshold)", 0.01
     )
     sample_interval_s: float = _option(0.05, "seconds between stack samples while stalled", 0.005)
     ring_size: int = _option(20, "newest stack samples kept per stall, besides the first", 1)
