@@ -49,7 +49,7 @@ INJECTOR = HERE / "workloads" / "stall_injector.py"
 CAUSES = ("sleep", "cpu", "file_read", "regex", "gc")
 LENGTHS = (0.1, 0.25, 0.4, 0.5, 1.0, 2.0, 3.0)
 THRESHOLD_S = StallConfig().asyncio_threshold_s  # asyncio loops: the injector's kind
-INTERVAL_S = min(StallConfig().interval_s, THRESHOLD_S / 2)
+INTERVAL_S = min(StallConfig().interval_s, THRESHOLD_S)
 
 
 def run(
@@ -136,7 +136,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     threshold = args.asyncio_threshold_s
-    interval = min(StallConfig().interval_s, threshold / 2)
+    interval = min(StallConfig().interval_s, threshold)
     lengths = [float(x) for x in args.lengths.split(",")]
     rng = random.Random(args.seed)
     print(
@@ -147,7 +147,7 @@ def main() -> None:
     print(f"command: {' '.join([sys.executable, *sys.argv])}")
     print(
         f"stall.asyncio_threshold_s={threshold:g} (default {THRESHOLD_S:g}), ping interval "
-        f"{interval:g} s (stall.interval_s={StallConfig().interval_s:g}, at most half of it)\n"
+        f"{interval:g} s (stall.interval_s={StallConfig().interval_s:g}, at most the threshold)\n"
     )
     rows: list[dict[str, Any]] = []
     unmatched = 0
