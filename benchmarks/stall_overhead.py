@@ -7,8 +7,11 @@ three arms, alternated in one run by ``agent_overhead.py``'s HTTP section (one s
 per round, the load generator ``workloads/http_load.py`` loads them in alternating slices):
 
   plain  HAWKWATCH_STALL_ENABLED=false   the agent without the stall monitor (the baseline)
-  stall  (defaults)                      the agent with the stall monitor: pings every 0.1 s,
-                                         faulthandler backstop re-armed on every check
+  stall  (defaults)                      the agent with the stall monitor: asyncio threshold
+                                         100 ms, pings every 0.1 s, faulthandler backstop
+                                         (0.2 s) re-armed on every check
+  old    ..._ASYNCIO_THRESHOLD_S=0.4     the default before issue #13: pings every 0.1 s,
+                                         backstop (0.4 s) re-armed every other check
   aa     HAWKWATCH_STALL_ENABLED=false   the baseline again: an A/A control (noise floor)
 
 Overhead = median over rounds of (time per request with) / (time per request without) - 1, with
@@ -36,11 +39,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import agent_overhead as ao
 
 OFF = {"HAWKWATCH_STALL_ENABLED": "false"}
+OLD = {"HAWKWATCH_STALL_ASYNCIO_THRESHOLD_S": "0.4"}  # the asyncio threshold before issue #13
 ARMS = (
     ao.Arm(
         "plain", "agent, stall monitor off", agent=True, supervised=False, env=OFF, in_code=True
     ),
     ao.Arm("stall", "agent, stall monitor on", agent=True, supervised=False, in_code=True),
+    ao.Arm("old", "stall on, old 0.4 s default", True, False, env=OLD, in_code=True),
     ao.Arm("aa", "agent, stall off (A/A control)", True, False, env=OFF, in_code=True),
 )
 
@@ -98,6 +103,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hawkwatch-stall-bench-") as home:
         setup = ao.make_setup(Path(home), bytecode_cache=True)
         idle = idle_cost(setup, args.idle_s, {}) if os.name == "posix" else None
+        idle_old = idle_cost(setup, args.idle_s, OLD) if os.name == "posix" else None
         results = ao.section_http(ARMS, args.rounds, setup, load)
     stall, control = results["stall_time"], results["aa_time"]
     low, high, _ = stall.median_ci()
@@ -108,17 +114,19 @@ def main() -> None:
     else:
         verdict = "not decided at this noise (the confidence interval spans the target)"
     print(
-        f"\nstall monitor overhead on loop throughput: {stall.pct()}; A/A control {control.pct()}"
+        f"\nstall monitor overhead on loop throughput: {stall.pct()} (old 0.4 s default "
+        f"{results['old_time'].pct()}); A/A control {control.pct()}"
         f"; slices {ao.pct(results['stall_slices'].median)} (A/A "
         f"{ao.pct(results['aa_slices'].median)}); target <= 1 %: {verdict} "
         f"(CI of the median {ao.pct(low)} .. {ao.pct(high)})"
     )
-    if idle is not None:
-        print(
-            f"idle loop, {args.idle_s:g} s, stall monitor on: watchdog thread "
-            f"{idle['watchdog'] * 100:.3f} % of a core, loop thread (answering pings) "
-            f"{idle['loop'] * 100:.3f} % of a core"
-        )
+    for label, cost in (("default", idle), ("old 0.4 s default", idle_old)):
+        if cost is not None:
+            print(
+                f"idle loop, {args.idle_s:g} s, stall monitor on ({label}): watchdog thread "
+                f"{cost['watchdog'] * 100:.3f} % of a core, loop thread (answering pings) "
+                f"{cost['loop'] * 100:.3f} % of a core"
+            )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,6 @@ analysis code nor rich, and running the ``hawkwatch`` command does not import th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
 from hawkwatch._public import (
     event,
     heartbeat,
@@ -33,7 +31,10 @@ from hawkwatch._public import (
 from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up cost)
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from hawkwatch.api.allocations import AllocationResult, allocations
     from hawkwatch.api.crashes import CrashGroups, group_crashes, read_crash_folder
     from hawkwatch.api.debug import dump_file

@@ -82,14 +82,21 @@ class ImportsConfig:
 class StallConfig:
     """Stalls (jank/ANR) of event loops: asyncio, Qt, Tk and loops calling ``heartbeat()``.
 
-    Lower ``threshold_s`` to catch shorter stalls (Apple calls 250 ms a hang); raise
-    ``interval_s`` to ping less often (the duration error grows with it). Turn ``backstop`` off
-    if the application uses ``faulthandler.dump_traceback_later`` itself.
+    Each kind of loop has the threshold its users feel: 100 ms for asyncio loops (asyncio's own
+    ``slow_callback_duration``: every request in flight waits that long), 400 ms for GUI loops
+    and ``heartbeat()`` loops (MTHawkeye's ANR threshold). Lower a threshold to catch shorter
+    stalls (Apple calls 250 ms a hang); raise ``interval_s`` to ping less often (the duration
+    error grows with it). Turn ``backstop`` off if the application uses
+    ``faulthandler.dump_traceback_later`` itself.
     """
 
     enabled: bool = _option(True, "watch event loops and record stalls in anr")
-    threshold_s: float = _option(0.4, "shortest stall recorded, in seconds", 0.05)
-    interval_s: float = _option(0.1, "seconds between pings of a loop (below threshold_s)", 0.01)
+    threshold_s: float = _option(
+        0.4, "shortest stall recorded, in seconds", 0.05
+    )
+    interval_s: float = _option(
+        0.1, "seconds between pings of a loop (at most its threshold)", 0.01
+    )
     sample_interval_s: float = _option(0.05, "seconds between stack samples while stalled", 0.005)
     ring_size: int = _option(20, "newest stack samples kept per stall, besides the first", 1)
     max_frames: int = _option(64, "innermost frames kept per sample", 1)
@@ -416,6 +423,8 @@ def _find_file(start: Path) -> tuple[Path | None, dict[str, Any]]:
         own = folder / FILE_NAME
         if own.is_file():
             return own, _flatten(_read_toml(own))
+        if own.exists():  # a folder (or a socket...) by that name: say so, do not skip it
+            raise ConfigError(f"{own}: not a file; hawkwatch reads its options from a file there")
         project = folder / "pyproject.toml"
         if project.is_file():
             table = _read_toml(project).get("tool", {}).get("hawkwatch")
@@ -430,6 +439,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as f:
             return tomllib.load(f)
+    except UnicodeDecodeError as exc:  # TOML is UTF-8; tomllib decodes before it parses
+        byte = exc.object[exc.start]
+        raise ConfigError(
+            f"{path}: cannot read the configuration: not UTF-8 text (byte 0x{byte:02x} at "
+            f"offset {exc.start}); save it as UTF-8"
+        ) from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the configuration: {exc}") from exc
 

@@ -29,11 +29,13 @@ from hawkwatch.runenv import (
     BOOTSTRAP_DIR,
     CHILDREN_VAR,
     IN_PROCESS_SHARE,
+    MAIN_STARTED,
     OUTSIDE_SAMPLER_VAR,
     PTRACER_VAR,
     PYTHON_VAR,
     SESSION_FILE_VAR,
     SUPERVISED_VAR,
+    WATCHING_MAIN,
 )
 from hawkwatch.store import RecordStore, Session
 
@@ -54,6 +56,8 @@ class RunOutcome:
     session_path: Path | None
     agent_failure: str | None = None
     """Set when the program's agent said why it did not start (its warning is on stderr)."""
+    discarded: bool = False
+    """The program never started (no such script or module): its empty session was removed."""
     problem: str | None = None
     """What went wrong in hawkwatch itself (the exit record not written); never the program's."""
 
@@ -127,12 +131,15 @@ def run_program(
         returncode = _supervise(argv, env, sampler.start if sampler else None)
         if sampler is not None:
             sampler.stop()
-        announced = _read_announcement(session_file)
+        lines = _read_announcement(session_file).splitlines()
+    announced, notes = (lines[0].strip(), lines[1:]) if lines else ("", [])
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
     outcome = RunOutcome(returncode, Path(announced) if announced else None)
     if outcome.session_path is None:
         return outcome
+    if never_started(returncode, notes):
+        return discard_session(outcome)
     if sampler is not None:
         sampler.store(outcome.session_path, since)
     try:
@@ -142,8 +149,37 @@ def run_program(
     return outcome
 
 
+def never_started(returncode: int, notes: list[str]) -> bool:
+    """The program failed before its own code ran (no such script or module).
+
+    Known only when the bootstrap could watch for the main module's start; a program killed by
+    a signal or that ended cleanly is never taken for one that did not start.
+    """
+    return returncode > 0 and WATCHING_MAIN in notes and MAIN_STARTED not in notes
+
+
+def discard_session(outcome: RunOutcome) -> RunOutcome:
+    """Remove the empty session of a program that never started, so that it does not count
+    towards retention and push the sessions of real runs out."""
+    import shutil
+
+    assert outcome.session_path is not None
+    try:
+        shutil.rmtree(outcome.session_path)
+    except OSError:
+        with contextlib.suppress(Exception):
+            record_exit(outcome)  # cannot remove it: at least say how it ended
+        return outcome
+    return replace(outcome, session_path=None, discarded=True)
+
+
 def outcome_message(outcome: RunOutcome) -> str:
     """The supervisor's closing line on stderr."""
+    if outcome.discarded:
+        return (
+            f"hawkwatch: the program did not start (exit status {outcome.returncode}); "
+            "its empty session was removed"
+        )
     if outcome.agent_failure is not None:
         return f"hawkwatch: nothing was recorded ({outcome.agent_failure}; see the warning above)"
     if outcome.session_path is None:

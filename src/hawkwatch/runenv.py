@@ -29,3 +29,7 @@ OUTSIDE_SAMPLER_VAR: Final = "_HAWKWATCH_OUTSIDE_SAMPLER"
 then keeps only ``IN_PROCESS_SHARE`` of the budget (wall mode, and a profile if the supervisor
 dies), py-spy gets the rest. Inherited, like the sampling itself (``--subprocesses``)."""
 IN_PROCESS_SHARE: Final = 0.2
+MAIN_STARTED: Final = "main-started"
+"""A line the bootstrap adds to the session file when the program's own code starts."""
+WATCHING_MAIN: Final = "watching-main"
+"""A line written with the session's path when the bootstrap can see the program's code start."""

@@ -134,3 +134,25 @@ def test_lenient_loading_keeps_defaults_and_reports_each_problem(tmp_path: Path)
     assert loaded.config == Config()
     assert len(loaded.problems) == 4
     assert any("cannot read the configuration" in p for p in loaded.problems)
+
+
+def test_the_agent_keeps_defaults_when_the_file_is_not_utf8_and_says_which_file(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "hawkwatch.toml"
+    config.write_bytes(b"[gc]\nthreshold_ms = 4 # \xff\n")
+    loaded = load_config(environ={}, cwd=tmp_path)
+    assert loaded.config == Config()
+    [problem] = loaded.problems
+    assert str(config) in problem and "not UTF-8" in problem
+
+
+def test_a_config_folder_is_a_problem_not_silence(tmp_path: Path) -> None:
+    (tmp_path / "hawkwatch.toml").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.hawkwatch.gc]\nthreshold_ms = 4\n")
+    loaded = load_config(environ={}, cwd=tmp_path)
+    assert loaded.config == Config()  # the pyproject table behind it is not silently used
+    [problem] = loaded.problems
+    assert str(tmp_path / "hawkwatch.toml") in problem and "not a file" in problem
+    with pytest.raises(ConfigError, match="not a file"):
+        load_config(environ={}, cwd=tmp_path, strict=True)

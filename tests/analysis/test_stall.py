@@ -224,3 +224,17 @@ def test_hang_kills_are_listed_even_without_stalls() -> None:
     assert summary.count == 0
     assert summary.hang_kills[0].frame == "stuck (/app/x.py:3)"
     assert summary.hang_kills[0].previous_session == "2026-01-01_00-00-00+000"
+
+
+def test_a_loop_sampled_mostly_at_its_blocking_line_is_named_at_that_line() -> None:
+    """A heartbeat loop in ``time.sleep(1.0)``: C code, so the innermost Python frame is the
+    loop itself, 18 samples at the sleep's line and one at the next as the sleep returns."""
+    blocking = PyFrame("custom_loop", "/app/worker.py", 41)
+    samples = [Sample(0.05 * i, (blocking, MAIN)) for i in range(18)]
+    samples.append(Sample(0.95, (blocking._replace(line=42), MAIN)))
+    point = point_stack(samples)
+    assert point is not None
+    assert point.stack[0].line == 41
+    assert point.position == 17  # the latest sample at the blocking line
+    assert point.run == 19  # one function throughout
+    assert point.repeats == (18, 19)

@@ -49,3 +49,22 @@ def test_a_mistyped_variable_is_one_line_and_exit_code_2(tmp_path: Path) -> None
     assert len(lines) == 1
     assert "HAWKWATCH_GC_TRESHOLD_MS" in lines[0] and "HAWKWATCH_GC_THRESHOLD_MS" in lines[0]
     assert result.stdout == ""
+
+
+def test_a_config_file_that_is_not_utf8_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "hawkwatch.toml"
+    config.write_bytes('[app]\nname = "café"\n'.encode("latin-1"))  # é is 0xe9 in Latin-1
+    result = _run([], tmp_path)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert str(config) in line
+    assert "not UTF-8" in line and "0xe9" in line
+    assert "internal error" not in line and "Traceback" not in result.stderr
+
+
+def test_a_config_file_that_is_a_folder_is_reported_not_skipped(tmp_path: Path) -> None:
+    (tmp_path / "hawkwatch.toml").mkdir()
+    result = _run([], tmp_path)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert str(tmp_path / "hawkwatch.toml") in line and "not a file" in line

@@ -219,3 +219,16 @@ def test_a_folder_that_is_not_a_session(home, tmp_path):
     assert result.returncode == 2
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"hawkwatch: {tmp_path}: not a session folder")
+
+
+def test_a_garbage_session_json_is_reported_not_ignored(home, tmp_path):
+    session = make_session(tmp_path / "sessions")
+    (session.path / "session.json").write_bytes(b"\x00\x17garbage{")
+
+    result = hawkwatch(home, "report", "--json", str(session.path))
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["session"]["name"] == session.name  # the records still count
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"hawkwatch: {session.path}: session.json is not valid JSON (")
+    assert line.endswith("the run's details are unknown")

@@ -114,7 +114,7 @@ def test_run_records_every_collection_with_plausible_values(runner: Runner, busy
     [
         ("import sys\nsys.exit(3)\n", 3, "sys.exit"),
         ("raise RuntimeError('boom')\n", 1, "uncaught-exception"),
-        ("print('fine')\n", 0, "unknown"),
+        ("print('fine')\n", 0, "normal"),
     ],
 )
 def test_exit_code_passes_through_and_is_recorded(

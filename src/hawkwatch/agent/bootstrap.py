@@ -10,6 +10,7 @@ the environment once read, so grandchildren do not act as the supervised process
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 
 from hawkwatch.agent import api
-from hawkwatch.runenv import SESSION_FILE_VAR, SUPERVISED_VAR
+from hawkwatch.runenv import MAIN_STARTED, SESSION_FILE_VAR, SUPERVISED_VAR, WATCHING_MAIN
 
 
 def start_from_environment() -> None:
@@ -31,12 +32,19 @@ def start_from_environment() -> None:
     agent = api.current_agent()
     if not started or agent is None or agent.session is None:
         return
+    _freeze_start_up_objects()
+    # Someone else profiling this thread already: main start stays "not captured".
+    watching = sys.getprofile() is None
     if session_file:
-        Path(session_file).write_text(str(agent.session.path), encoding="utf-8")
-    _watch_for_main_start()
+        notes = f"{agent.session.path}\n" + (f"{WATCHING_MAIN}\n" if watching else "")
+        Path(session_file).write_text(notes, encoding="utf-8")
+    if watching:
+        _watch_for_main_start(session_file)
+    else:
+        agent.schedule_retention()  # main start cannot be seen: tidy now, as hawkwatch.start() does
 
 
-def _watch_for_main_start() -> None:
+def _watch_for_main_start(session_file: str | None) -> None:
     """Note the moment the main script, module or ``-c`` command starts running.
 
     A profile hook on this thread sees the first frame of ``__main__`` and removes itself, so
@@ -44,8 +52,6 @@ def _watch_for_main_start() -> None:
     would be simpler, but can never be removed: it would tax ``id()``, ``sys._getframe()`` and
     every other audited call for the life of the process.)
     """
-    if sys.getprofile() is not None:
-        return  # someone else profiles this thread already; main start stays "not captured"
 
     def on_call(frame: FrameType, event: str, arg: object) -> None:
         if event != "call" or frame.f_code.co_name != "<module>":
@@ -53,11 +59,38 @@ def _watch_for_main_start() -> None:
         if frame.f_globals.get("__name__") != "__main__":
             return
         sys.setprofile(None)
+        if session_file:  # tell the supervisor the program's own code ran (see never_started)
+            _note(session_file, MAIN_STARTED)
         agent = api.current_agent()
         if agent is not None:
             try:
+                agent.exit_tracker.watch_main(frame)  # to tell a normal end at exit
                 agent.note_main_started(time.time())
+                agent.schedule_retention()  # the program runs: now old sessions may go
             except Exception as exc:  # never into the interpreter's start-up
                 agent.record_error("launch", "run", f"{type(exc).__name__}: {exc}")
 
     sys.setprofile(on_call)
+
+
+def _note(session_file: str, line: str) -> None:
+    try:
+        with open(session_file, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass  # the supervisor then keeps the session, as for any program that started
+
+
+def _freeze_start_up_objects() -> None:
+    """Keep the agent's objects (and the interpreter's own start-up objects) out of every
+    later garbage collection.
+
+    The agent's modules are thousands of long-lived objects (functions, classes, dicts) that a
+    full collection would otherwise traverse again and again for the life of the program: a few
+    percent of a CPU-bound program that collects often. ``gc.freeze()`` moves everything alive
+    now into the permanent generation. Here, before any of the program's code has run, that is
+    only what the interpreter's start-up and the agent created, which live as long as the
+    process anyway. (``hawkwatch.start()`` called from code does not do this: it would freeze
+    the program's objects too, and a cycle of them that became garbage would never be freed.)
+    """
+    gc.freeze()

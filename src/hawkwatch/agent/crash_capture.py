@@ -11,7 +11,6 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-import sysconfig
 import threading
 import time
 from collections import deque
@@ -21,7 +20,6 @@ from typing import Final
 
 import msgspec
 
-from hawkwatch.analysis.python_crash import python_fingerprint
 from hawkwatch.model.records import Breadcrumb, Cause, Crash, CrashRecordFrame, ThreadStack
 from hawkwatch.store.appender import MAX_LINE_BYTES
 
@@ -34,6 +32,8 @@ _ROOM: Final = MAX_LINE_BYTES - 200  # collection and key share the line
 
 def _library_prefixes() -> tuple[str, ...]:
     """Folders whose files are not the app's own code: the stdlib and installed packages."""
+    import sysconfig  # ~2 ms: at the first crash, not at every start
+
     found: set[str] = set()
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(name)
@@ -170,6 +170,9 @@ def build_crash(
 
 
 def with_fingerprint(crash: Crash) -> Crash:
+    # the crash grouping (hashlib and all): loaded at the first crash, not at every start
+    from hawkwatch.analysis.python_crash import python_fingerprint
+
     key = python_fingerprint(crash)
     return msgspec.structs.replace(crash, fingerprint=key.hash, title=key.title)
 

@@ -1,10 +1,12 @@
 """How this process is ending: the exit code, as far as the process itself can know it.
 
-CPython tells ``atexit`` handlers nothing about the exit code, so the agent watches the two ways a
-program normally chooses one: ``sys.exit(code)`` called on the main thread, and an uncaught
-exception (exit code 1; ``KeyboardInterrupt`` ends the process with SIGINT, 130 in a shell). A
-program that raises ``SystemExit`` itself or calls ``os._exit`` is not seen; under
-``hawkwatch run`` the supervisor records the real exit status in any case.
+CPython tells ``atexit`` handlers nothing about the exit code, so the agent watches the ways a
+program normally chooses one: ``sys.exit(code)`` called on the main thread, an uncaught
+exception (exit code 1; ``KeyboardInterrupt`` ends the process with SIGINT, 130 in a shell), and
+the main module running to its end (exit code 0, reason ``normal``): the main module's frame is
+kept, and at exit its last instruction tells a return from an exception. A program that raises
+``SystemExit`` itself or calls ``os._exit`` is not seen; under ``hawkwatch run`` the supervisor
+records the real exit status in any case.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class ExitInfo:
 
     exit_code: int | None = None
     signal: int | None = None
-    reason: str = "unknown"  # sys.exit, uncaught-exception, keyboard-interrupt or unknown
+    reason: str = "unknown"  # normal, sys.exit, uncaught-exception, keyboard-interrupt, unknown
     exception: str | None = None
 
 
@@ -37,8 +39,22 @@ class ExitTracker:
         self._original_hook: Callable[..., Any] | None = None
         self._exit_wrapper: Callable[..., NoReturn] | None = None
         self._hook_wrapper: Callable[..., Any] | None = None
+        self._main_frame: FrameType | None = None
+
+    def watch_main(self, frame: FrameType) -> None:
+        """The main module's frame (``hawkwatch run``'s bootstrap sees it start)."""
+        self._main_frame = frame
+
+    def final_info(self) -> ExitInfo:
+        """At exit: what was seen, or ``normal`` with code 0 when the main module ran to its end."""
+        info = self.info
+        if info.reason == "unknown" and _returned(self._main_frame):
+            info.exit_code, info.reason = 0, "normal"
+        return info
 
     def install(self) -> None:
+        if self._main_frame is None:
+            self._main_frame = _main_module_frame()  # hawkwatch.start() called from the program
         if self._original_exit is not None:
             return
         original_exit = sys.exit
@@ -119,3 +135,28 @@ def _exit_code_of(status: object) -> int:
     if isinstance(status, int):
         return status & 0xFF
     return 1  # any other object is printed to stderr and the exit code is 1
+
+
+def _main_module_frame() -> FrameType | None:
+    """The frame running ``__main__``'s module code on the main thread, if it is running."""
+    ident = threading.main_thread().ident
+    frame = sys._current_frames().get(ident) if ident is not None else None
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _returned(frame: FrameType | None) -> bool:
+    """Whether ``frame`` finished by returning (its last instruction a return), not by raising.
+
+    A finished frame keeps the offset of the last instruction it ran: the module's final return
+    when it ran to its end, the call or raise that an exception left from otherwise.
+    """
+    if frame is None:
+        return False
+    import opcode  # at exit only
+
+    code, last = frame.f_code.co_code, frame.f_lasti
+    return 0 <= last < len(code) and opcode.opname[code[last]] in ("RETURN_VALUE", "RETURN_CONST")

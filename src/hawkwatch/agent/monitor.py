@@ -1,6 +1,7 @@
 """What a monitor is, and what it is given: the small contract every plugin implements.
 
-A monitor never owns a thread: periodic work goes to ``ctx.every``; records go through
+A monitor never owns a thread: periodic work goes to ``ctx.every``, work that need not delay the
+program's start to ``ctx.defer`` (both run on the scheduler thread); records go through
 ``ctx.write`` (on the scheduler thread) or ``ctx.write_nowait`` (from any other context: user
 threads, ``gc`` callbacks, signal handlers). The runtime catches whatever a monitor raises.
 """
@@ -66,6 +67,7 @@ class AgentContext:
     every: Callable[..., None]
     """``every(interval_s, run, owner, jitter=None)``: ``Scheduler.every``."""
     is_supervised: bool = False
+    once: Callable[[Callable[[], object], object], None] | None = None
     listeners: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
     wall_clock: Callable[[], float] = time.time
 
@@ -76,6 +78,18 @@ class AgentContext:
     def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
         """Write a typed record without ever blocking (any thread, callbacks, signal handlers)."""
         self.records.write_nowait(record, key)
+
+    def defer(self, run: Callable[[], object], owner: object) -> None:
+        """Run ``run`` soon on the scheduler thread (now, if there is none), not at start.
+
+        For start-up work nothing needs at once: reading the platform's limits, the first
+        sample, tidying old sessions. Such work must not be something a public call or a hook
+        depends on (those must work from the first instruction after ``start``).
+        """
+        if self.once is None:
+            run()
+        else:
+            self.once(run, owner)
 
     def on(self, event: str, callback: Callable[[], None]) -> None:
         """Be called on a runtime event: ``main-started``, ``ready``."""

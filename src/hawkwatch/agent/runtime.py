@@ -31,13 +31,13 @@ from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, to_json
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.config import Config, LoadedConfig
 from hawkwatch.model.records import CustomTimeEvent, ExitState, HawkwatchError, TypedRecord
-from hawkwatch.store import RecordStore, Session, _worker, sessions_root
+from hawkwatch.store import RecordStore, Session, _worker, apply_retention, sessions_root
 from hawkwatch.store._process import process_start_time
 
 log = logging.getLogger(__name__)
 
 MonitorFactory = Callable[[], Monitor]
-_NO_RETENTION = 1 << 30  # forked children leave retention to the process that started the run
+_NO_RETENTION = 1 << 30  # Session.create keeps everything; the agent applies retention later
 ERRORS_PER_MINUTE: Final = 10  # hawkwatch-error records per plugin and minute; the rest are counted
 THREAD_PREFIX: Final = "hawkwatch-"
 THREAD_EXIT_WAIT_S: Final = 0.1  # before fork: how long to wait for a stopped thread's OS thread
@@ -71,6 +71,7 @@ class Agent:
         self._error_budget: dict[str, tuple[float, int]] = {}  # plugin -> (minute start, count)
         self.errors_dropped = 0
         self.pid = os.getpid()
+        self._retention_due = False
         self.is_running = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -85,8 +86,8 @@ class Agent:
             app_name=config.app.name,
             app_version=config.app.version,
             start_time=self.launch.process_start or None,
-            keep=_NO_RETENTION if is_child else config.sessions.keep,
-            max_age_days=float(_NO_RETENTION) if is_child else config.sessions.max_age_days,
+            keep=_NO_RETENTION,  # retention runs on the scheduler thread, after start
+            max_age_days=float(_NO_RETENTION),
             extra={
                 "parent_session": self.parent_session,
                 "supervised": self.is_supervised,
@@ -101,6 +102,7 @@ class Agent:
             launch=self.launch,
             every=self.scheduler.every,
             is_supervised=self.is_supervised,
+            once=self.scheduler.once,
         )
         self.is_running = True
         self.exit_tracker.install()
@@ -110,7 +112,38 @@ class Agent:
         self.event("App::Start")
         for factory in self.factories:
             self.add_monitor(factory)
+        if not is_child and not self.is_supervised:
+            self.schedule_retention()
         self.scheduler.start()
+
+    def schedule_retention(self) -> None:
+        """Tidy old sessions soon, on the scheduler thread.
+
+        At start, except in forked children (the process that started the run does it) and
+        under ``hawkwatch run``, whose bootstrap calls this once the program's own code starts:
+        a program that never starts (no such script or module) must not push real sessions
+        out, and the supervisor removes its empty session.
+        """
+        if self.is_running:
+            self._retention_due = True
+            self.scheduler.once(self._apply_retention, self)
+
+    def _apply_retention(self) -> None:
+        """Tidy old sessions (deferred: removing folders need not delay the program's start;
+        a process too short for the scheduler to get to it does it at stop)."""
+        if self.session is None or not self._retention_due:
+            return
+        self._retention_due = False
+        sessions = self.config.sessions
+        try:
+            apply_retention(
+                self.session.path.parent,
+                keep=sessions.keep,
+                max_age_days=sessions.max_age_days,
+                protect=[self.session.path],
+            )
+        except Exception as exc:
+            self.record_error("sessions", "retention", f"{type(exc).__name__}: {exc}")
 
     def add_monitor(self, factory: MonitorFactory) -> None:
         """Create and start one monitor behind the firewall."""
@@ -134,7 +167,7 @@ class Agent:
         """
         if not self.is_running:
             return
-        info = self.exit_tracker.info
+        info = self.exit_tracker.final_info()
         if info.reason == "unknown":
             info.reason = default_reason
         extra = to_json({"exit_code": info.exit_code, "reason": info.reason})
@@ -159,6 +192,7 @@ class Agent:
             return
         self.is_running = False
         self.scheduler.stop()
+        self._apply_retention()  # if the scheduler never got to it
         for monitor in reversed(self.monitors):
             self._call(monitor, "stop", monitor.stop)
         self.monitors.clear()

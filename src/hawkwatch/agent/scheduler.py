@@ -1,8 +1,10 @@
 """The agent's one thread for periodic work: every monitor's jobs run here, none owns a thread.
 
-Jobs are ``(interval_s, callable, owner)``; a job that raises is reported through ``on_error``
-with its owner (the runtime then disables that monitor) and is not run again. The thread is
-stopped before ``fork()`` and restarted after it, so no job is mid-way when the process forks.
+Jobs are ``(interval_s, callable, owner)``, or one-shot (``once``: work deferred from the
+agent's start so that it does not delay the program); a job that raises is reported through
+``on_error`` with its owner (the runtime then disables that monitor) and is not run again. The
+thread is stopped before ``fork()`` and restarted after it, so no job is mid-way when the process
+forks.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ JOIN_TIMEOUT_S = 1.0
 class _Job:
     due: float
     seq: int
-    interval_s: float = field(compare=False)
+    interval_s: float | None = field(compare=False)  # None: run once
     run: Callable[[], object] = field(compare=False)
     owner: object = field(compare=False)
     jitter: Callable[[float], float] | None = field(default=None, compare=False)
@@ -62,6 +64,14 @@ class Scheduler:
             self._cancelled.discard(id(owner))
             first = jitter(interval_s) if jitter else interval_s
             job = _Job(self._clock() + first, next(self._seq), interval_s, run, owner, jitter)
+            heapq.heappush(self._jobs, job)
+            self._cond.notify()
+
+    def once(self, run: Callable[[], object], owner: object, delay_s: float = 0.0) -> None:
+        """Run ``run`` once, ``delay_s`` from now (at once by default), on the scheduler thread."""
+        with self._cond:
+            self._cancelled.discard(id(owner))
+            job = _Job(self._clock() + delay_s, next(self._seq), None, run, owner)
             heapq.heappush(self._jobs, job)
             self._cond.notify()
 
@@ -116,6 +126,8 @@ class Scheduler:
                 job.run()
             except Exception as exc:  # the firewall: report the owner, never die
                 self._on_error(job.owner, exc)
+                continue
+            if job.interval_s is None:
                 continue
             with self._cond:
                 wait = job.jitter(job.interval_s) if job.jitter else job.interval_s

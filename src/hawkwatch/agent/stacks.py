@@ -10,6 +10,7 @@ for a frame that has not started a line yet (reported as 0).
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from types import CodeType, FrameType
@@ -19,23 +20,36 @@ from hawkwatch.model.stack import PyFrame, Stack
 MAX_DEPTH = 128
 """Deeper stacks keep their innermost frames; recursion rarely needs more to be recognised."""
 
-_code_info: dict[CodeType, tuple[str, str, str]] = {}
+_code_info: dict[CodeType, tuple[str, str, str] | None] = {}  # None: the agent's own code
+_AGENT_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 
 def frame_stack(frame: FrameType | None, max_depth: int = MAX_DEPTH) -> Stack:
-    """The stack ending at ``frame``, innermost first, at most ``max_depth`` frames."""
+    """The stack ending at ``frame``, innermost first, at most ``max_depth`` frames.
+
+    The agent's own frames (the wrappers it puts around ``run_forever``, ``mainloop`` and
+    imports, the bootstrap) are left out: they belong to no program and would show in its
+    flame graphs and stalls.
+    """
     frames: list[PyFrame] = []
     info = _code_info
     while frame is not None and len(frames) < max_depth:
         code = frame.f_code
-        cached = info.get(code)
-        if cached is None:
+        if code in info:
+            cached = info[code]
+        else:
             if len(info) > 50_000:  # code objects of exec'd strings must not grow this forever
                 info.clear()
-            cached = info[code] = _code_info_of(frame)
-        frames.append(PyFrame(cached[0], cached[1], frame.f_lineno or 0, cached[2]))
+            cached = info[code] = None if is_agent_code(code) else _code_info_of(frame)
+        if cached is not None:
+            frames.append(PyFrame(cached[0], cached[1], frame.f_lineno or 0, cached[2]))
         frame = frame.f_back
     return tuple(frames)
+
+
+def is_agent_code(code: CodeType) -> bool:
+    """Code of the agent itself (its wrappers and hooks run on the program's threads)."""
+    return code.co_filename.startswith(_AGENT_DIR)
 
 
 def py_frame(frame: FrameType) -> PyFrame:

@@ -1,5 +1,5 @@
-"""Pure analyses: functions from model objects to new model objects (no files, clock or env)."""
+"""Pure analyses: functions from model objects to new model objects (no files, clock or env).
 
-from hawkwatch.analysis.session_report import build_session_report
-
-__all__ = ["build_session_report"]
+Import the module you need (``hawkwatch.analysis.session_report``): this package imports none
+of them, so the agent, which needs a few small ones, does not load the report's machinery.
+"""

@@ -13,7 +13,6 @@ spins, and a loop that spins *is* the blocking frame).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -47,19 +46,33 @@ def _top(stack: Stack) -> tuple[str, str] | None:
 
 
 def point_stack(samples: Sequence[Sample]) -> PointStack | None:
-    """Matrix's point stack over ``samples`` (oldest first); None when no sample has a frame."""
+    """Matrix's point stack over ``samples`` (oldest first); None when no sample has a frame.
+
+    The longest run of samples with one innermost function wins (the latest run on a tie).
+    Within it, the stack seen most often is chosen (its latest sample; the earliest-seen stack
+    on a tie), not simply the run's last sample: a loop blocked in ``time.sleep(1.0)`` at line
+    n is sampled there many times and perhaps once at line n + 1 as it wakes; line n blocked it.
+    """
     best: tuple[int, int] | None = None  # (run, index)
     run = 0
     previous: tuple[str, str] | None = None
+    seen: dict[Stack, list[int]] = {}  # in the current run: stack -> [count, first, last index]
     for index, sample in enumerate(samples):
         top = _top(sample.stack)
         if top is None:
             run, previous = 0, None
             continue
-        run = run + sample.captured if top == previous else sample.captured
+        if top == previous:
+            run += sample.captured
+        else:
+            run, seen = sample.captured, {}
         previous = top
+        entry = seen.setdefault(sample.stack, [0, index, index])
+        entry[0] += sample.captured
+        entry[2] = index
         if best is None or run >= best[0]:
-            best = (run, index)
+            _count, _first, last = max(seen.values(), key=lambda e: (e[0], -e[1]))
+            best = (run, last)
     if best is None:
         return None
     run, index = best
@@ -74,6 +87,8 @@ def fingerprint(stack: Sequence[PyFrame]) -> str:
     Lines are left out so that one blocking function groups together wherever in its body the
     samples caught it, and a file edited between releases keeps its groups.
     """
+    import hashlib  # when a stall is recorded, not when the agent starts (OpenSSL: ~2 ms)
+
     digest = hashlib.sha1(usedforsecurity=False)
     for frame in stack[:FINGERPRINT_FRAMES]:
         digest.update(f"{frame.func}\0{frame.file}\n".encode("utf-8", "replace"))

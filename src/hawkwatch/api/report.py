@@ -48,6 +48,9 @@ def _short_burn(session: Session) -> dict[str, Any] | None:
 def report_warnings(session: Session, report: SessionReport) -> list[str]:
     """What the reader should know about how complete ``report`` is (one sentence each)."""
     problems = []
+    problem = session.folder.metadata_problem
+    if problem:
+        problems.append(problem)
     if session.skipped:
         first, count = session.skipped[0], len(session.skipped)
         problems.append(

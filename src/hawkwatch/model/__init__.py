@@ -1,8 +1,39 @@
-"""Plain data types shared by every layer; no I/O here."""
+"""Plain data types shared by every layer; no I/O here.
 
-from hawkwatch.model import collections
-from hawkwatch.model.images import BinaryImage, ImageList
-from hawkwatch.model.parsed import Parsed
-from hawkwatch.model.record import Record, Skipped
+The names below are loaded on first use, so that the agent, which needs only a few modules of
+this package (``collections``, ``records``, ``stack``), does not import the others at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from hawkwatch.model import collections
+    from hawkwatch.model.images import BinaryImage, ImageList
+    from hawkwatch.model.parsed import Parsed
+    from hawkwatch.model.record import Record, Skipped
 
 __all__ = ["BinaryImage", "ImageList", "Parsed", "Record", "Skipped", "collections"]
+
+_HOMES = {
+    "BinaryImage": "images",
+    "ImageList": "images",
+    "Parsed": "parsed",
+    "Record": "record",
+    "Skipped": "record",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "collections":
+        return importlib.import_module(f"{__name__}.collections")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

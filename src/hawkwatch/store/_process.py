@@ -43,6 +43,9 @@ def _linux_start_time(pid: int | None) -> float | None:
 
 def is_same_process_alive(pid: int, start_time: float) -> bool:
     """True when ``pid`` runs and started at ``start_time`` (so it is not a reused pid)."""
+    if os.path.isdir("/proc/self"):  # Linux: /proc answers both, without importing psutil
+        started = _linux_start_time(pid)
+        return started is not None and abs(started - start_time) < 1.0
     import psutil
 
     if isinstance(pid, bool) or not 0 < pid < MAX_PID:  # read from a file: may be anything

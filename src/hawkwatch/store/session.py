@@ -20,6 +20,7 @@ import math
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -85,6 +86,7 @@ class Session:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.name = path.name
+        self._metadata_lock = threading.Lock()  # per object: a forked child makes its own
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
@@ -144,6 +146,25 @@ class Session:
             return {}
         return data if isinstance(data, dict) else {}
 
+    @property
+    def metadata_problem(self) -> str | None:
+        """Why ``session.json`` is there but unusable (``metadata`` is then ``{}``), else None.
+
+        The message names the file, not the folder (callers name the session).
+        """
+        path = self.path / METADATA_NAME
+        if not os.path.lexists(path):
+            return None  # an MTHawkeye folder: none is expected
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            return f"{METADATA_NAME} cannot be read ({exc.strerror or exc})"
+        except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, absurdly nested
+            return f"{METADATA_NAME} is not valid JSON ({exc}); the run's details are unknown"
+        if not isinstance(data, dict):
+            return f"{METADATA_NAME} is not a JSON object; the run's details are unknown"
+        return None
+
     def write_metadata(self, metadata: dict[str, Any]) -> None:
         """Replace ``session.json`` atomically."""
         target = self.path / METADATA_NAME
@@ -153,6 +174,13 @@ class Session:
             temporary.replace(target)
         except OSError as exc:
             raise StoreError(f"{target}: cannot write session metadata: {exc}") from exc
+
+    def update_metadata(self, key: str, value: Any) -> None:
+        """Set one top-level key of ``session.json`` (monitors on different threads add theirs)."""
+        with self._metadata_lock:
+            metadata = self.metadata
+            metadata[key] = value
+            self.write_metadata(metadata)
 
     @property
     def start_time(self) -> float | None:

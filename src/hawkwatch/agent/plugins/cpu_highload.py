@@ -38,7 +38,6 @@ from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
-from hawkwatch.analysis.calltree import build_roots
 from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES, IN_PROCESS
@@ -199,6 +198,9 @@ def episode_records(episode: Episode) -> tuple[CpuHighLoad, CpuHighLoadStackfram
             if total > 0 and cpu > 0
         )[:16],
     )
+    # imported when an episode is written (scheduler thread, paused at fork), not at start
+    from hawkwatch.analysis.calltree import build_roots
+
     tree = CpuHighLoadStackframe(key=load.record_key(), roots=build_roots(episode.stacks.items()))
     return load, tree
 
@@ -225,9 +227,9 @@ class CpuHighLoadMonitor:
         self._last_cpu = (self.clock(), self.process_cpu())
         self._last_threads = self._reader.read_all()
         self._last_check = self.clock()
-        metadata = ctx.session.metadata
-        metadata["cpu"] = {"thread_cpu_source": self._reader.source, "cores": self._cores}
-        ctx.session.write_metadata(metadata)
+        ctx.session.update_metadata(
+            "cpu", {"thread_cpu_source": self._reader.source, "cores": self._cores}
+        )
         tick = min(config.check_interval_busy_s, config.check_interval_s)
         ctx.every(tick, self.check, self, IntervalDraw().jittered)  # samples at random phase
 

@@ -168,8 +168,6 @@ def memory_limit_bytes() -> tuple[int, str] | None:
     else ``RLIMIT_AS``, else the machine's memory."""
     import resource
 
-    import psutil
-
     from hawkwatch.agent.sysinfo import find_memory_limit
 
     found = find_memory_limit()
@@ -185,7 +183,12 @@ def memory_limit_bytes() -> tuple[int, str] | None:
     soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
     if soft != resource.RLIM_INFINITY:
         return soft, "RLIMIT_AS"
-    return int(psutil.virtual_memory().total), "system memory"
+    try:  # the machine's memory without psutil (~6 ms to import at every start)
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "system memory"
+    except (ValueError, OSError, AttributeError):
+        import psutil
+
+        return int(psutil.virtual_memory().total), "system memory"
 
 
 def _read_int(path: Any) -> int | None:

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.model.records import ImportTime
 
+AGENT_THREAD_PREFIX = "hawkwatch-"  # the agent's threads: scheduler, stall watchdog, profiler
 _bootstrap: Any = sys.modules.get("_frozen_importlib") or sys.modules["importlib._bootstrap"]
 
 
@@ -68,7 +69,7 @@ class ImportTimeMonitor:
 
     def _store(self, name: str, cumulative_ns: int, self_ns: int, parent: str | None) -> None:
         ctx = self._ctx
-        if ctx is None:
+        if ctx is None or _is_own(name):
             return
         record = ImportTime(
             time=round(time.time() - cumulative_ns / 1e9, 6),
@@ -92,3 +93,13 @@ class ImportTimeMonitor:
         if self._wrapper is not None and _bootstrap._find_and_load is self._wrapper:
             _bootstrap._find_and_load = self._original
         self._wrapper = None
+
+
+def _is_own(name: str) -> bool:
+    """hawkwatch's own imports: its modules, and whatever its threads import (psutil...).
+
+    They are the agent's cost, not the program's, and must not show in "Slowest imports".
+    """
+    if name == "hawkwatch" or name.startswith("hawkwatch."):
+        return True
+    return threading.current_thread().name.startswith(AGENT_THREAD_PREFIX)

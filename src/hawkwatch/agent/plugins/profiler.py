@@ -48,7 +48,7 @@ from typing import ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.sampling import IntervalDraw
-from hawkwatch.agent.stacks import py_frame
+from hawkwatch.agent.stacks import is_agent_code, py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.model import collections as c
@@ -87,7 +87,7 @@ class Window:
         self.samples = 0
         self.cost_s = 0.0
         self.max_depth_hit = 0
-        self._code_lines: dict[tuple[int, int], tuple[int, CodeType]] = {}
+        self._code_lines: dict[tuple[int, int], tuple[int | None, CodeType]] = {}
 
     def add_stack(self, frame: FrameType | None, head: PyFrame, depth: int) -> int:
         """Intern the stack ending at ``frame`` (its ``depth`` innermost frames) under the
@@ -104,10 +104,11 @@ class Window:
             code = item.f_code
             line = item.f_lineno or 0
             entry = code_lines.get((id(code), line))
-            if entry is None:
-                entry = (table.frame_id(py_frame(item)), code)
+            if entry is None:  # the agent's own frames (its wrappers) are left out: None
+                entry = (None if is_agent_code(code) else table.frame_id(py_frame(item)), code)
                 code_lines[(id(code), line)] = entry
-            parent = table.child(entry[0], parent)
+            if entry[0] is not None:
+                parent = table.child(entry[0], parent)
         return parent
 
     def profile(self, end_mono: float, budget: float) -> Profile:
@@ -209,16 +210,17 @@ class ProfilerMonitor:
         config = ctx.config.profiler
         sampler = Sampler(config)
         _allow_supervisor_to_trace()
-        metadata = ctx.session.metadata
-        metadata["profiler"] = {
-            "budget": _budget(config),
-            "outside": os.environ.get(OUTSIDE_SAMPLER_VAR, ""),
-            "rate_hz": config.rate_hz,
-            "window_s": config.window_s,
-            "thread_cpu_source": sampler.reader.source,
-            "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
-        }
-        ctx.session.write_metadata(metadata)
+        ctx.session.update_metadata(
+            "profiler",
+            {
+                "budget": _budget(config),
+                "outside": os.environ.get(OUTSIDE_SAMPLER_VAR, ""),
+                "rate_hz": config.rate_hz,
+                "window_s": config.window_s,
+                "thread_cpu_source": sampler.reader.source,
+                "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
+            },
+        )
         self._window = Window(time.time(), time.monotonic())
         self._start_thread(ctx, sampler)
         ctx.every(1.0, self._failure.raise_if_failed, self)

@@ -37,17 +37,25 @@ class ResourcesMonitor:
         self._last_cpu: tuple[float, float] | None = None  # (monotonic s, cpu s)
 
     def start(self, ctx: AgentContext) -> None:
+        self._ctx = ctx
+        ctx.defer(self._first_sample, self)  # finding the memory limit need not delay the start
+
+    def _first_sample(self) -> None:
+        """Find the platform's reader and limits, note them in ``session.json``, sample once."""
         from hawkwatch.agent.sysinfo import reader_for_this_process  # psutil: only when used
 
-        self._ctx = ctx
+        ctx = self._ctx
+        if ctx is None:
+            return
         self._reader = reader_for_this_process()
-        metadata = ctx.session.metadata
-        metadata["resources"] = {
-            "footprint_source": self._reader.footprint_source,
-            "available_memory_source": self._reader.available_source,
-            "interval_s": ctx.config.resources.interval_s,
-        }
-        ctx.session.write_metadata(metadata)
+        ctx.session.update_metadata(
+            "resources",
+            {
+                "footprint_source": self._reader.footprint_source,
+                "available_memory_source": self._reader.available_source,
+                "interval_s": ctx.config.resources.interval_s,
+            },
+        )
         self.sample()
         ctx.every(ctx.config.resources.interval_s, self.sample, self)
 

@@ -7,7 +7,6 @@ count grows, and the last record of a key wins.
 
 from __future__ import annotations
 
-import hashlib
 from typing import ClassVar, Literal
 
 import msgspec
@@ -57,6 +56,8 @@ class IoIssue(JsonRecord, frozen=True):
 
 def issue_key(kind: str, path: str, frames: tuple[IoFrame, ...]) -> str:
     """``type:md5(path + ":" + top frames)``, IOCanary's de-duplication key per detector."""
+    import hashlib  # at the first issue, not at every start
+
     top = "\n".join(f"{frame.function} ({frame.file})" for frame in frames[:KEY_FRAMES])
     digest = hashlib.md5(f"{path}:{top}".encode(errors="replace"), usedforsecurity=False)
     return f"{kind}:{digest.hexdigest()}"
