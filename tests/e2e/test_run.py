@@ -104,7 +104,7 @@ def test_run_records_every_collection_with_plausible_values(runner: Runner, busy
     assert json_of(records[c.CUSTOM_SPAN])[0]["duration_ms"] >= 50
     exits = json_of(records[c.EXIT_STATE])
     assert [(e["source"], e["clean"], e["exit_code"]) for e in exits] == [
-        ("agent", True, None),  # ran off the end: it cannot tell 0 from raise SystemExit(n)
+        ("agent", True, 0),  # ran off the end of its main module: a normal exit, code 0
         ("supervisor", True, 0),
     ]
 

@@ -155,10 +155,11 @@ class Session:
         path = self.path / METADATA_NAME
         if not os.path.lexists(path):
             return None  # an MTHawkeye folder: none is expected
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            return f"{METADATA_NAME} cannot be read ({exc.strerror or exc})"
+        try:  # regular files only, bounded: a FIFO there must not hang the reader
+            raw = read_regular(path, MAX_METADATA_BYTES, too_big="too large")
+            data = json.loads(raw.decode("utf-8"))
+        except StoreError as exc:
+            return f"{METADATA_NAME} cannot be read ({str(exc).removeprefix(f'{path}: ')})"
         except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, absurdly nested
             return f"{METADATA_NAME} is not valid JSON ({exc}); the run's details are unknown"
         if not isinstance(data, dict):
