@@ -37,6 +37,11 @@ HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
 CPU_PROFILE_DIR: Final = "cpu-profile"
+MEMORY_GROWTH: Final = "memory-growth"
+MEMORY_TRACE: Final = "memory-trace"
+MEMORY_SNAPSHOT: Final = "memory-snapshot"
+MEMORY_LEAK: Final = "memory-leak"
+MEMORY_TYPES: Final = "memory-types"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -58,4 +63,9 @@ AGENT_COLLECTIONS: Final = (
     CPU_HIGHLOAD,
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,
+    MEMORY_GROWTH,
+    MEMORY_TRACE,
+    MEMORY_SNAPSHOT,
+    MEMORY_LEAK,
+    MEMORY_TYPES,
 )

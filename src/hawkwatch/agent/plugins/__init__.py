@@ -9,6 +9,7 @@ from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
 from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor
 from hawkwatch.agent.plugins.imports import ImportTimeMonitor
 from hawkwatch.agent.plugins.launch import LaunchMonitor
+from hawkwatch.agent.plugins.memory import MemoryMonitor
 from hawkwatch.agent.plugins.profiler import ProfilerMonitor
 from hawkwatch.agent.plugins.resources import ResourcesMonitor
 from hawkwatch.agent.plugins.stall import StallMonitor
@@ -19,6 +20,7 @@ __all__ = [
     "GcPauseMonitor",
     "ImportTimeMonitor",
     "LaunchMonitor",
+    "MemoryMonitor",
     "ProfilerMonitor",
     "ResourcesMonitor",
     "StallMonitor",
@@ -41,6 +43,8 @@ def default_monitors(config: Config) -> list[Callable[[], Monitor]]:
         chosen.append(StallMonitor)
     if config.cpu.enabled:
         chosen.append(CpuHighLoadMonitor)
+    if config.memory.enabled:
+        chosen.append(MemoryMonitor)
     if config.profiler.enabled:
         chosen.append(ProfilerMonitor)
     return chosen

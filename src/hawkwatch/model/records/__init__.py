@@ -39,11 +39,19 @@ from hawkwatch.model.records.series import (
     ResidentMemory,
     ThreadsCount,
 )
+from hawkwatch.model.records.memory import (
+    MEMORY_TYPES,
+    GrowingType,
+    LeakSuspect,
+    MemoryGrowth,
+    MemorySnapshot,
+    MemoryTrace,
+)
 from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, *MEMORY_TYPES)
 }
 
 T = TypeVar("T", bound=TypedRecord)
@@ -108,6 +116,11 @@ __all__ = [
     "FrameRate",
     "GcPause",
     "GlFrameRate",
+    "GrowingType",
+    "LeakSuspect",
+    "MemoryGrowth",
+    "MemorySnapshot",
+    "MemoryTrace",
     "JsonRecord",
     "NonNegative",
     "RecordError",
