@@ -28,6 +28,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="turn the continuous profiler on (same as -o profiler.enabled=true)",
     )
     parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="trace allocations from the start (same as -o memory.trace=always; costs the app "
+        "time on every allocation)",
+    )
+    parser.add_argument(
         "-o",
         "--option",
         action="append",
@@ -52,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     if args.profile:
         options["profiler.enabled"] = "true"
+    if args.memory:
+        options["memory.trace"] = "always"
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:
