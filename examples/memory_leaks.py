@@ -26,8 +26,15 @@ BOUNDED: OrderedDict[int, Payload] = OrderedDict()
 CALLBACKS: list[Callable[[], int]] = []
 
 
+class Entry:
+    """What the class-attribute leak keeps."""
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+
 class Registry:
-    items: list[bytes] = []
+    items: list[Entry] = []
 
 
 def leak_cache(i: int) -> None:
@@ -41,11 +48,11 @@ def bounded_cache(i: int) -> None:
 
 
 def leak_registry(i: int) -> None:
-    Registry.items.append(b"r" * 2500 + str(i).encode())
+    Registry.items.append(Entry(b"r" * 2500 + str(i).encode()))
 
 
 def cleared_list(i: int) -> None:
-    batch = [b"c" * 2500 + str(i).encode() for _ in range(20)]
+    batch = [Entry(b"c" * 2500 + str(i).encode()) for _ in range(20)]
     batch.clear()
 
 

@@ -27,6 +27,8 @@ from hawkwatch.analysis._values import (
     time_and_object,
 )
 from hawkwatch.analysis.launch import build_launch_breakdown
+from hawkwatch.analysis.memory_report import COLLECTIONS as MEMORY_COLLECTIONS
+from hawkwatch.analysis.memory_report import build_memory_report
 from hawkwatch.analysis.session_info import build_session_info
 from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
 from hawkwatch.analysis.timings import (
@@ -39,6 +41,7 @@ from hawkwatch.analysis.timings import (
 )
 from hawkwatch.model import Record
 from hawkwatch.model import collections as c
+from hawkwatch.model.memory_report import MemoryReport
 from hawkwatch.model.report import (
     CollectionCount,
     CpuSummary,
@@ -101,9 +104,12 @@ def build_session_report(
     in the other tables; charts get ``chart_points`` points. ``read_line(file, line)`` gives
     the source text shown beside each stall group's blocking frame (``linecache.getline``).
     ``cpu`` (from ``analysis.cpu_report``, built by the caller who can read side files) is
-    passed through.
+    passed through. The memory section comes from the memory monitor's records.
     """
     all_records = list(records)
+    memory: MemoryReport | None = build_memory_report(all_records)
+    if memory is not None and memory.is_empty:
+        memory = None
     grouped: dict[str, list[Record]] = {}
     for record in all_records:
         grouped.setdefault(record.collection, []).append(record)
@@ -153,7 +159,9 @@ def build_session_report(
     other = tuple(
         CollectionCount(name, len(found))
         for name, found in sorted(grouped.items())
-        if name not in _REPORTED and not (cpu is not None and name in _CPU_COLLECTIONS)
+        if name not in _REPORTED
+        and not (cpu is not None and name in _CPU_COLLECTIONS)
+        and not (memory is not None and name in MEMORY_COLLECTIONS)
     )
     return SessionReport(
         session=build_session_info(
@@ -179,6 +187,7 @@ def build_session_report(
         skipped_lines=skipped_lines,
         stalls=stalls,
         cpu=cpu,
+        memory=memory,
     )
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
+from hawkwatch.model.memory_report import MemoryReport
+
 REPORT_FORMAT: Final = "hawkwatch-report"
 REPORT_VERSION: Final = 1
 """Bumped only for a change an old reader of the JSON twin would misread."""
@@ -388,3 +390,4 @@ class SessionReport:
     skipped_lines: int = 0
     stalls: StallSummary | None = None
     cpu: CpuSummary | None = None
+    memory: MemoryReport | None = None

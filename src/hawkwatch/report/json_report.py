@@ -3,7 +3,8 @@
 Top level: ``format`` ("hawkwatch-report"), ``format_version``, then one key per
 ``SessionReport`` field (``session``, ``launch``, ``resources``, ``events``, ``events_total``,
 ``spans``, ``gc``, ``imports``, ``exit``, ``errors``, ``errors_total``, ``other_collections``,
-``findings``, ``skipped_lines``, ``stalls``, ``cpu``). Absent sections are ``null``; times are
+``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``memory`` — the shape of
+``hawkwatch memory --json``, ``report.memory``). Absent sections are ``null``; times are
 Unix seconds. New fields may be added within a format version; none are renamed or removed.
 """
 
@@ -14,13 +15,19 @@ import json
 from typing import Any, TextIO
 
 from hawkwatch.model.report import REPORT_FORMAT, REPORT_VERSION, SessionReport
+from hawkwatch.report.memory import to_json_dict as memory_json
 
 output_file_extension = "json"
 
 
 def to_json_dict(report: SessionReport) -> dict[str, Any]:
     """The report as JSON-ready dicts, lists and scalars."""
-    body = {f.name: _jsonable(getattr(report, f.name)) for f in dataclasses.fields(report)}
+    body = {
+        f.name: _jsonable(getattr(report, f.name))
+        for f in dataclasses.fields(report)
+        if f.name != "memory"
+    }
+    body["memory"] = memory_json(report.memory) if report.memory is not None else None
     return {"format": REPORT_FORMAT, "format_version": REPORT_VERSION, **body}
 
 

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hawkwatch.agent.plugins.memory_objects import census, referrer_path
 from hawkwatch.agent.plugins.memory_trace import AllocationTracer
-from hawkwatch.analysis.memory_growth import GrowthRule, footprint_growth, steady_growth
+from hawkwatch.analysis.memory_growth import (
+    GrowthRule,
+    SteadyGrowth,
+    footprint_growth,
+    steady_growth,
+)
 from hawkwatch.model.records.memory import (
     GrowingType,
     LeakSuspect,
@@ -54,6 +59,7 @@ class MemoryMonitor:
         self._growing = False
         self._cost_s = 0.0
         self._censuses: deque[dict[str, int]] = deque(maxlen=8)
+        self._baselines: dict[str, frozenset[int]] = {}
 
     def start(self, ctx: AgentContext) -> None:
         import psutil  # agent dependency, imported when the monitor starts
@@ -124,6 +130,7 @@ class MemoryMonitor:
         tracer.start()
         self._tracer = tracer
         self._censuses.clear()
+        self._baselines.clear()
         self._cost_s = 0.0
         self._next_snapshot = time.monotonic() + config.snapshot_interval_s
         self._ctx.write(
@@ -201,20 +208,19 @@ class MemoryMonitor:
 
     def _census(self, ctx: AgentContext, wall: float) -> None:
         config = ctx.config.memory
-        candidates = steady_growth(list(self._censuses), min_growth=10, min_fraction=0.75)
-        want = frozenset(g.key for g in candidates if not g.key.startswith("hawkwatch."))
-        counts, newest, complete = census(CENSUS_BUDGET_S, want)
+        candidates = _growing(self._censuses)
+        want = {g.key: self._baselines.get(g.key) for g in candidates}
+        counts, chosen, baselines, complete = census(CENSUS_BUDGET_S, want)
         if not complete:
             return
+        self._baselines.update(baselines)
         self._censuses.append(counts)
         if len(self._censuses) < config.min_snapshots:
             return
-        growing = steady_growth(list(self._censuses), min_growth=10, min_fraction=0.75)
-        growing = [g for g in growing if not g.key.startswith("hawkwatch.")]
-        for item in growing[:MAX_TYPES]:
-            instance = newest.pop(item.key, None)
+        for item in _growing(self._censuses):
+            instance = chosen.pop(item.key, None)
             path: list[str] = []
-            note = "no instance held yet (seen growing at this census)"
+            note = "no instance picked yet (first seen growing at this count)"
             if instance is not None:
                 path, note = referrer_path(
                     instance,
@@ -232,7 +238,7 @@ class MemoryMonitor:
                     path_note=note,
                 )
             )
-        newest.clear()
+        chosen.clear()
 
     def stop(self) -> None:
         self._stop_tracing("stop")
@@ -247,3 +253,9 @@ class MemoryMonitor:
 
 def _frames(tracer: AllocationTracer, stack_id: int) -> tuple[MemFrame, ...]:
     return tuple(MemFrame(f.func, f.file, f.line) for f in tracer.frames(stack_id))
+
+
+def _growing(censuses: deque[dict[str, int]]) -> list[SteadyGrowth[str]]:
+    """Types (not hawkwatch's own) whose counts rose in most censuses, at most ``MAX_TYPES``."""
+    found = steady_growth(list(censuses), min_growth=10, min_fraction=0.75)
+    return [g for g in found if not g.key.startswith("hawkwatch.")][:MAX_TYPES]
