@@ -12,6 +12,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import ClassVar
 
 
 class Payload:
@@ -34,7 +35,7 @@ class Entry:
 
 
 class Registry:
-    items: list[Entry] = []
+    items: ClassVar[list[Entry]] = []
 
 
 def leak_cache(i: int) -> None:

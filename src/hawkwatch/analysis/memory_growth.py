@@ -11,6 +11,7 @@ agent (which acts on them) and reports (which show them). ``detectors.md`` §5.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -136,7 +137,7 @@ def steady_growth(
     out = []
     for key in keys:
         values = [observation.get(key, 0) for observation in series]
-        grown = sum(1 for a, b in zip(values, values[1:], strict=False) if b > a)
+        grown = sum(1 for a, b in itertools.pairwise(values) if b > a)
         if values[-1] - values[0] >= min_growth and grown >= min_fraction * steps:
             out.append(SteadyGrowth(key, values[0], values[-1], grown, steps))
     out.sort(key=lambda g: (-g.growth, -g.grown, str(g.key)))

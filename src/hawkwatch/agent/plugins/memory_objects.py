@@ -176,7 +176,8 @@ def _root_label(referrer: Any, roots: dict[int, str]) -> str | None:
                     thread = threading._active.get(thread_id)  # type: ignore[attr-defined]
                     name = thread.name if thread is not None else str(thread_id)
                     code = referrer.f_code
-                    return f"thread {name} frame {code.co_qualname} ({code.co_filename}:{referrer.f_lineno})"
+                    where = f"{code.co_filename}:{referrer.f_lineno}"
+                    return f"thread {name} frame {code.co_qualname} ({where})"
                 probe = probe.f_back
     return None
 
@@ -194,7 +195,9 @@ def _edge(holder: Any, child: Any) -> str:
     if isinstance(holder, dict):
         for key, value in holder.items():
             if value is child:
-                return f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{key!r:.40}]"
+                if isinstance(key, str) and key.isidentifier():
+                    return f".{key}"
+                return f"[{key!r:.40}]"
         for key in holder:
             if key is child:
                 return "key"

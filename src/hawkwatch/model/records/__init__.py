@@ -29,6 +29,14 @@ from hawkwatch.model.records._codec import (
     parse_number,
     time_key,
 )
+from hawkwatch.model.records.memory import (
+    MEMORY_TYPES,
+    GrowingType,
+    LeakSuspect,
+    MemoryGrowth,
+    MemorySnapshot,
+    MemoryTrace,
+)
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
     AvailableMemory,
@@ -39,20 +47,13 @@ from hawkwatch.model.records.series import (
     ResidentMemory,
     ThreadsCount,
 )
-from hawkwatch.model.records.memory import (
-    MEMORY_TYPES,
-    GrowingType,
-    LeakSuspect,
-    MemoryGrowth,
-    MemorySnapshot,
-    MemoryTrace,
-)
 from hawkwatch.model.records.timings import GcPause
 
 #: Every record type, by collection name.
 RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
-    kind.collection: kind for kind in (*SERIES_TYPES, GcPause, *MEMORY_TYPES)
+    kind.collection: kind for kind in (*SERIES_TYPES, GcPause)
 }
+RECORD_TYPES.update({kind.collection: kind for kind in MEMORY_TYPES})
 
 T = TypeVar("T", bound=TypedRecord)
 
@@ -117,11 +118,11 @@ __all__ = [
     "GcPause",
     "GlFrameRate",
     "GrowingType",
+    "JsonRecord",
     "LeakSuspect",
     "MemoryGrowth",
     "MemorySnapshot",
     "MemoryTrace",
-    "JsonRecord",
     "NonNegative",
     "RecordError",
     "Rejected",

@@ -6,7 +6,7 @@ Frames are ``{"function", "file", "line"}`` objects, innermost first (ARCHITECTU
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import msgspec
 
@@ -134,7 +134,7 @@ class GrowingType(JsonRecord, frozen=True):
         return f"{time_key(self.time)}_{self.type}"
 
 
-MEMORY_TYPES: tuple[type[JsonRecord], ...] = (
+MEMORY_TYPES: Final[tuple[type[JsonRecord], ...]] = (
     MemoryGrowth,
     MemoryTrace,
     MemorySnapshot,
