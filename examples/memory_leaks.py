@@ -8,6 +8,7 @@ callbacks dropped after use — plus churn that allocates a lot and frees it all
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections import OrderedDict
@@ -73,12 +74,14 @@ def churn(i: int) -> int:
     return sum(len(r["blob"]) for r in rows)
 
 
+STEPS = itertools.count()
+
+
 def main(seconds: float) -> None:
     deadline = time.monotonic() + seconds
-    i = 0
     while time.monotonic() < deadline:
         for step in range(20):
-            n = i * 20 + step
+            n = next(STEPS)
             churn(n)
             bounded_cache(n)
             cleared_list(n)
@@ -88,7 +91,6 @@ def main(seconds: float) -> None:
                 leak_registry(n)
             if step % 4 == 0:
                 leak_callback(n)
-        i += 1
         time.sleep(0.01)
 
 

@@ -158,7 +158,7 @@ class MemoryConfig:
     trace_frames: int = _option(16, "frames kept per allocation stack by tracemalloc", 1)
     min_snapshots: int = _option(4, "snapshots needed before leak suspects are named", 3)
     objects: bool = _option(True, "count live objects by type while tracing; referrer paths")
-    referrer_budget_ms: float = _option(50.0, "time one referrer-path search may take", 1)
+    referrer_budget_ms: float = _option(100.0, "CPU time one referrer-path search may take", 1)
     referrer_max_objects: int = _option(2000, "objects one referrer-path search may visit", 10)
 
 

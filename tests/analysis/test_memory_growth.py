@@ -83,3 +83,9 @@ def test_steady_growth_counts_missing_keys_as_zero_and_respects_min_growth() -> 
     series = [{}, {"new": 10}, {"new": 20}, {"new": 30, "small": 2}]
     assert [g.key for g in steady_growth(series, min_growth=5)] == ["new"]
     assert steady_growth(series[:1]) == []
+
+
+def test_a_cache_that_filled_up_and_stayed_full_is_not_growing() -> None:
+    series = [{"warm": v} for v in (0, 100, 200, 300, 300, 300, 300)]
+    assert steady_growth(series, min_fraction=0.5) == []
+    assert [g.key for g in steady_growth(series[:4], min_fraction=0.5)] == ["warm"]

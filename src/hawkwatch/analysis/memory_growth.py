@@ -4,7 +4,8 @@ agent (which acts on them) and reports (which show them). ``detectors.md`` §5.
 - Footprint growth: the Theil–Sen slope (median of pairwise slopes) of the readings in a window,
   so one spike or one freed arena does not make or hide a trend; a finding when slope × window
   reaches both ``min_bytes`` and ``min_percent`` of the fitted start.
-- Leak suspects: stacks whose live bytes rose in most consecutive snapshots and overall.
+- Leak suspects: stacks whose live bytes rose in most consecutive snapshots, overall, and
+  still in the newer half (warm-up of a bounded cache is not a leak).
   A stack that comes and goes (churn) rises and falls about equally and is not a suspect.
 - Growing types: types whose live-instance counts rose the same way.
 """
@@ -126,8 +127,9 @@ def steady_growth(
     min_growth: int = 1,
     min_fraction: float = 0.6,
 ) -> list[SteadyGrowth[K]]:
-    """Keys whose value rose in at least ``min_fraction`` of consecutive steps and in total by
-    ``min_growth``, largest total growth first. Missing keys count as zero."""
+    """Keys whose value rose in at least ``min_fraction`` of consecutive steps, in total by
+    ``min_growth``, and still over the second half (a bounded cache that filled up and stayed
+    full is not growing); largest total growth first. Missing keys count as zero."""
     if len(series) < 2:
         return []
     keys: set[K] = set()
@@ -138,7 +140,8 @@ def steady_growth(
     for key in keys:
         values = [observation.get(key, 0) for observation in series]
         grown = sum(1 for a, b in itertools.pairwise(values) if b > a)
-        if values[-1] - values[0] >= min_growth and grown >= min_fraction * steps:
+        still_growing = values[-1] > values[(len(values) - 1) // 2]
+        if values[-1] - values[0] >= min_growth and grown >= min_fraction * steps and still_growing:
             out.append(SteadyGrowth(key, values[0], values[-1], grown, steps))
     out.sort(key=lambda g: (-g.growth, -g.grown, str(g.key)))
     return out

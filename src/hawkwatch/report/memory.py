@@ -28,8 +28,28 @@ def to_json_dict(report: MemoryReport) -> dict[str, Any]:
 
     return {
         "growth": [plain(g) for g in report.growth],
-        "leaks": [plain(leak) for leak in report.leaks],
-        "growing_types": [plain(t) for t in report.growing_types],
+        "leaks": [
+            {
+                "frames": [plain(f) for f in leak.frames],
+                "growth_bytes": leak.growth_bytes,
+                "live_bytes": leak.live_bytes,
+                "count": leak.count,
+                "rate_bytes_per_s": leak.rate_bytes_per_s,
+                "grown": leak.grown,
+                "steps": leak.steps,
+            }
+            for leak in report.leaks
+        ],
+        "growing_types": [
+            {
+                "type": t.type,
+                "count": t.count,
+                "count_growth": t.count_growth,
+                "referrer_path": list(t.referrer_path),
+                "path_note": t.path_note or None,
+            }
+            for t in report.growing_types
+        ],
         "top_stacks": [plain(s) for s in report.top_stacks],
         "tracing": {
             "windows": [

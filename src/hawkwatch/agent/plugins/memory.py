@@ -60,6 +60,7 @@ class MemoryMonitor:
         self._cost_s = 0.0
         self._censuses: deque[dict[str, int]] = deque(maxlen=8)
         self._baselines: dict[str, frozenset[int]] = {}
+        self._paths: dict[str, list[str]] = {}
 
     def start(self, ctx: AgentContext) -> None:
         import psutil  # agent dependency, imported when the monitor starts
@@ -131,6 +132,7 @@ class MemoryMonitor:
         self._tracer = tracer
         self._censuses.clear()
         self._baselines.clear()
+        self._paths.clear()
         self._cost_s = 0.0
         self._next_snapshot = time.monotonic() + config.snapshot_interval_s
         self._ctx.write(
@@ -219,14 +221,16 @@ class MemoryMonitor:
             return
         for item in _growing(self._censuses):
             instance = chosen.pop(item.key, None)
-            path: list[str] = []
+            path = self._paths.get(item.key, [])
             note = "no instance picked yet (first seen growing at this count)"
-            if instance is not None:
+            if instance is not None and not path:  # a found path is kept: one search per type
                 path, note = referrer_path(
                     instance,
                     max_objects=config.referrer_max_objects,
                     budget_s=config.referrer_budget_ms / 1000,
                 )
+                if path:
+                    self._paths[item.key] = path
             del instance
             ctx.write(
                 GrowingType(
