@@ -36,6 +36,8 @@ def _own(traceback: tracemalloc.Traceback) -> bool:
     if innermost.startswith(_PACKAGE) or innermost == tracemalloc.__file__:
         return True
     return any(frame.filename.startswith(_AGENT) for frame in traceback)
+
+
 CATEGORY = "python"
 
 
