@@ -216,3 +216,26 @@ def test_never_means_no_tracing_and_a_bad_mode_is_reported(hawkwatch_home: Path)
     hawkwatch.event("marker")
     assert not tracemalloc.is_tracing()
     assert agent_records(c.MEMORY_TRACE) == []
+
+
+@pytest.mark.usefixtures("stopped_agent", "no_tracing")
+def test_the_app_stopping_tracemalloc_closes_the_window_without_an_error(
+    hawkwatch_home: Path,
+) -> None:
+    hawkwatch.start(
+        memory_trace="always",
+        memory_interval_s=0.05,
+        memory_snapshot_interval_s=0.05,
+        resources_enabled=False,
+        stall_enabled=False,
+    )
+    assert wait_for(lambda: agent_records(c.MEMORY_SNAPSHOT), timeout_s=60)
+    tracemalloc.stop()
+
+    def closed() -> list[dict[str, object]]:
+        values = [json.loads(r.value) for r in agent_records(c.MEMORY_TRACE)]
+        return [v for v in values if v["state"] == "stopped"]
+
+    assert wait_for(closed, timeout_s=60)
+    assert closed()[0]["reason"] == "stopped-by-app"
+    assert agent_records(c.HAWKWATCH_ERROR) == []

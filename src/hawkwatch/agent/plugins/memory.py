@@ -13,8 +13,11 @@ Its cost (CPU spent on snapshots, tracemalloc's own memory) is in ``memory-trace
 from __future__ import annotations
 
 import time
+import tracemalloc
 from collections import deque
 from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
 
 from hawkwatch.agent.plugins.memory_objects import census, referrer_path
 from hawkwatch.agent.plugins.memory_trace import AllocationTracer
@@ -41,6 +44,8 @@ MB = 1024 * 1024
 TRACE_MODES = ("auto", "always", "never")
 MAX_SUSPECTS = 10
 MAX_TYPES = 5
+MAX_STACKS_JSON = 14_000
+REWRITE_EVERY = 12
 CENSUS_BUDGET_S = 0.25
 
 
@@ -61,6 +66,9 @@ class MemoryMonitor:
         self._censuses: deque[dict[str, int]] = deque(maxlen=8)
         self._baselines: dict[str, frozenset[int]] = {}
         self._paths: dict[str, list[str]] = {}
+        self._batch_keys: list[int] = []
+        self._batches_skipped = 0
+        self._unwritten: list[LeakSuspect] = []
 
     def start(self, ctx: AgentContext) -> None:
         import psutil  # agent dependency, imported when the monitor starts
@@ -99,7 +107,9 @@ class MemoryMonitor:
         if self._tracer is None:
             return
         config = ctx.config.memory
-        if (
+        if not tracemalloc.is_tracing():  # the app stopped tracemalloc: its call, not ours
+            self._stop_tracing("stopped-by-app")
+        elif (
             self._mode == "auto"
             and now - self._last_growth > config.trace_quiet_s
             and self._tracer.taken >= config.min_snapshots
@@ -133,6 +143,7 @@ class MemoryMonitor:
         self._censuses.clear()
         self._baselines.clear()
         self._paths.clear()
+        self._batch_keys, self._batches_skipped, self._unwritten = [], 0, []
         self._cost_s = 0.0
         self._next_snapshot = time.monotonic() + config.snapshot_interval_s
         self._ctx.write(
@@ -152,6 +163,9 @@ class MemoryMonitor:
         overhead, owned = tracer.peak_overhead, tracer.owned
         tracer.stop()
         if self._ctx is not None:
+            for suspect_record in self._unwritten:  # the newest numbers of unchanged suspects
+                self._ctx.write(suspect_record)
+            self._unwritten = []
             self._ctx.write(
                 MemoryTrace(
                     time=self._ctx.wall_clock(),
@@ -172,6 +186,12 @@ class MemoryMonitor:
         started = time.thread_time()
         wall = ctx.wall_clock()
         live = tracer.snapshot(wall)
+        stacks = [
+            StackBytes(_frames(tracer, g.stack_id), g.bytes, g.count)
+            for g in tracer.top_stacks(live)
+        ]
+        while len(msgspec.json.encode(stacks)) > MAX_STACKS_JSON and len(stacks) > 1:
+            stacks.pop()  # the smallest go first: a record stays under MTHawkeye's 16 KB
         ctx.write(
             MemorySnapshot(
                 time=wall,
@@ -179,31 +199,37 @@ class MemoryMonitor:
                 total_bytes=live.total_bytes,
                 count=live.total_count,
                 stack_count=len(live.groups),
-                stacks=tuple(
-                    StackBytes(_frames(tracer, g.stack_id), g.bytes, g.count)
-                    for g in tracer.top_stacks(live)
-                ),
+                stacks=tuple(stacks),
             )
         )
         config = ctx.config.memory
-        suspects = tracer.suspects(config.min_snapshots)
+        suspects = tracer.suspects(config.min_snapshots)[:MAX_SUSPECTS]
         span = (live.time_s or 0) - (tracer.snapshots[0].time_s or 0)
         last = {g.stack_id: g for g in live.groups}
-        for rank, suspect in enumerate(suspects[:MAX_SUSPECTS]):
-            group = last.get(suspect.key)
-            ctx.write(
-                LeakSuspect(
-                    time=wall,
-                    rank=rank,
-                    frames=_frames(tracer, suspect.key),
-                    growth_bytes=suspect.growth,
-                    live_bytes=suspect.last,
-                    count=group.count if group is not None else 0,
-                    grown=suspect.grown,
-                    steps=suspect.steps,
-                    rate_bytes_per_s=round(suspect.growth / span, 1) if span > 0 else 0.0,
-                )
+        batch = [
+            LeakSuspect(
+                time=wall,
+                rank=rank,
+                frames=_frames(tracer, suspect.key),
+                growth_bytes=suspect.growth,
+                live_bytes=suspect.last,
+                count=last[suspect.key].count if suspect.key in last else 0,
+                grown=suspect.grown,
+                steps=suspect.steps,
+                rate_bytes_per_s=round(suspect.growth / span, 1) if span > 0 else 0.0,
             )
+            for rank, suspect in enumerate(suspects)
+        ]
+        keys = [suspect.key for suspect in suspects]
+        self._batches_skipped += 1
+        if keys != self._batch_keys or self._batches_skipped >= REWRITE_EVERY:
+            # The same suspects in the same order are rewritten only now and then (and at stop),
+            # so hours of tracing do not fill the store with repeats.
+            for suspect_record in batch:
+                ctx.write(suspect_record)
+            self._batch_keys, self._batches_skipped, self._unwritten = keys, 0, []
+        else:
+            self._unwritten = batch
         if config.objects:
             self._census(ctx, wall)
         self._cost_s += time.thread_time() - started
