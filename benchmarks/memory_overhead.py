@@ -1,6 +1,7 @@
 """What the memory monitor costs: the always-on part (growth detection) and tracing windows.
 
-Run: python benchmarks/memory_overhead.py [--rounds 7] [--scale 0.5] [--sections on,trace]
+Run: python benchmarks/memory_overhead.py [--rounds 7] [--scale 0.5] [--sections tick,on,trace]
+         [--wall]
 
 Every run is its own process with this interpreter; arms alternate within each round (the order
 rotates), and each figure is the median over rounds of the per-round ratio against the round's
@@ -16,7 +17,12 @@ baseline arm, with min and max (BENCHMARKS.md: a peer measured in the same run).
          agent with ``memory.trace=always`` (tracemalloc + snapshots + type counts), and
          ``memray run`` when memray is installed.
 
-Figures: the workload's own ``work_s`` (perf_counter around the work).
+  tick   the always-on part measured directly: CPU time of one reading + growth decision
+         (what runs every ``memory.interval_s``), over 60 s of readings, as a share of one core.
+
+Figures: the workload's ``work_cpu_s`` (process CPU over the work, the agent's threads
+included), which a busy shared machine disturbs far less than wall time; ``--wall`` uses
+``work_s`` instead.
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 Arms = dict[str, tuple[list[str], dict[str, str]]]
+FIGURE = "work_cpu_s"
 
 HERE = Path(__file__).resolve().parent
 CPU_MIX = HERE / "workloads" / "cpu_mix.py"
@@ -90,7 +98,7 @@ def measure(title: str, arms: Arms, rounds: int, cwd: Path) -> dict[str, list[fl
     ratios: dict[str, list[float]] = {name: [] for name in names if name != "baseline"}
     for round_ in range(rounds):
         order = names[round_ % len(names) :] + names[: round_ % len(names)]
-        times = {name: float(str(run_arm(*arms[name], cwd=cwd)["work_s"])) for name in order}
+        times = {name: float(str(run_arm(*arms[name], cwd=cwd)[FIGURE])) for name in order}
         for name, values in ratios.items():
             values.append(times[name] / times["baseline"] - 1)
     print(f"\n{title}  ({rounds} rounds; overhead vs baseline: median [min, max])")
@@ -100,6 +108,25 @@ def measure(title: str, arms: Arms, rounds: int, cwd: Path) -> dict[str, list[fl
             f"[{min(values) * 100:+.2f} %, {max(values) * 100:+.2f} %]"
         )
     return ratios
+
+
+def tick_cost(readings: int = 2000) -> None:
+    """CPU per tick of the always-on part, in this process (its own thread's CPU clock)."""
+    import psutil
+
+    from hawkwatch.analysis.memory_growth import GrowthRule, footprint_growth
+
+    process, rule = psutil.Process(), GrowthRule()
+    points = [(float(t), 100e6 + t * 1e3) for t in range(60)]  # 60 s of 1 s readings
+    started = time.thread_time()
+    for _ in range(readings):
+        points[-1] = (59.0, float(process.memory_info().rss))
+        footprint_growth(points, rule)
+    per_tick = (time.thread_time() - started) / readings
+    print(
+        f"\nalways-on tick: {per_tick * 1e6:.0f} µs CPU per reading + decision; at the default "
+        f"1 s interval that is {per_tick * 100:.3f} % of one core"
+    )
 
 
 def tracing_started(home: Path) -> int:
@@ -115,10 +142,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--scale", type=float, default=0.5)
-    parser.add_argument("--sections", default="on,trace")
+    parser.add_argument("--sections", default="tick,on,trace")
+    parser.add_argument("--wall", action="store_true", help="compare wall time, not CPU time")
     args = parser.parse_args()
+    global FIGURE
+    FIGURE = "work_s" if args.wall else "work_cpu_s"
     sections = set(args.sections.split(","))
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; scale {args.scale}")
+    if "tick" in sections:
+        tick_cost()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cwd = root / "work"
