@@ -239,3 +239,41 @@ def test_the_app_stopping_tracemalloc_closes_the_window_without_an_error(
     assert wait_for(closed, timeout_s=60)
     assert closed()[0]["reason"] == "stopped-by-app"
     assert agent_records(c.HAWKWATCH_ERROR) == []
+
+
+@pytest.mark.usefixtures("stopped_agent", "no_tracing")
+def test_growth_starts_tracing_and_quiet_stops_it(hawkwatch_home: Path) -> None:
+    hawkwatch.start(
+        memory_interval_s=0.05,
+        memory_window_s=1,
+        memory_growth_min_mb=2,
+        memory_growth_min_percent=1,
+        memory_snapshot_interval_s=0.05,
+        memory_trace_quiet_s=0,
+        memory_objects=False,
+        resources_enabled=False,
+        stall_enabled=False,
+        cpu_enabled=False,
+    )
+    assert not tracemalloc.is_tracing()  # auto: nothing traced before growth
+    grown: list[bytearray] = []
+
+    def growing() -> bool:
+        grown.append(bytearray(1024 * 1024))  # touched pages: the resident size rises
+        grown[-1][::4096] = b"x" * len(range(0, 1024 * 1024, 4096))
+        return bool(agent_records(c.MEMORY_TRACE))
+
+    assert wait_for(growing, timeout_s=120)
+    growth = json.loads(agent_records(c.MEMORY_GROWTH)[0].value)
+    assert growth["growth_bytes"] >= 2 * 1024 * 1024 and growth["slope_bytes_per_s"] > 0
+    started = json.loads(agent_records(c.MEMORY_TRACE)[0].value)
+    assert started["state"] == "started" and started["reason"] == "growth"
+
+    def stopped() -> list[dict[str, object]]:
+        values = [json.loads(r.value) for r in agent_records(c.MEMORY_TRACE)]
+        return [v for v in values if v["state"] == "stopped"]
+
+    assert wait_for(stopped, timeout_s=120)  # growth ended: quiet after the minimum snapshots
+    assert stopped()[0]["reason"] == "quiet" and stopped()[0]["snapshots"] >= 4
+    assert not tracemalloc.is_tracing()
+    grown.clear()
