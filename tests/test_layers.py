@@ -1,4 +1,4 @@
-"""Imports point down the stack only, and the agent side needs nothing but stdlib and psutil.
+"""Imports point down the stack only; the agent side needs nothing but stdlib, psutil, msgspec.
 
 Walks every module's imports with ``ast`` (STYLE.md §1); an upward edge fails with its place.
 """
@@ -71,9 +71,9 @@ def test_imports_point_down_the_stack(path: Path) -> None:
 @pytest.mark.parametrize(
     "path", [p for p in MODULES if _layer(p) in AGENT_SIDE], ids=lambda p: str(p.relative_to(SRC))
 )
-def test_agent_side_needs_only_the_standard_library_and_psutil(path: Path) -> None:
+def test_agent_side_needs_only_the_standard_library_psutil_and_msgspec(path: Path) -> None:
     for line, name in _imports(path):
         top = name.split(".")[0]
-        assert top in sys.stdlib_module_names or top in {"hawkwatch", "psutil"}, (
+        assert top in sys.stdlib_module_names or top in {"hawkwatch", "psutil", "msgspec"}, (
             f"{path.relative_to(SRC)}:{line}: imports {name!r}"
         )
