@@ -64,6 +64,9 @@ def test_run_records_every_collection_with_plausible_values(runner: Runner, busy
     # stalls and CPU episodes need a stall or a minute of high load; the profiler is off
     occasional = {c.HAWKWATCH_ERROR, c.ANR, c.HANG_KILL}
     occasional |= {c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE}
+    # memory tracing needs a steady rise over a minute, or --memory (tests/e2e/test_memory_run)
+    occasional |= {c.MEMORY_GROWTH, c.MEMORY_TRACE, c.MEMORY_SNAPSHOT}
+    occasional |= {c.MEMORY_LEAK, c.MEMORY_TYPES}
     expected = set(c.AGENT_COLLECTIONS) - occasional
     assert expected <= set(records), sorted(records)
     assert c.HAWKWATCH_ERROR not in records

@@ -29,6 +29,7 @@ TOP_LEVEL_KEYS = [
     "skipped_lines",
     "stalls",
     "cpu",
+    "memory",
 ]
 
 
