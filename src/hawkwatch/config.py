@@ -230,6 +230,31 @@ class CrashConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """Memory growth (always on, cheap), allocation tracing and living objects (on demand).
+
+    ``trace``: ``auto`` starts tracemalloc when growth is found and stops it after
+    ``trace_quiet_s`` without growth; ``always`` traces from the start (``hawkwatch run
+    --memory``); ``never`` only reports growth. Tracing slows allocation-heavy code markedly
+    (see docs/agent.md): lower ``trace_frames`` or raise ``snapshot_interval_s`` to pay less.
+    """
+
+    enabled: bool = _option(True, "watch the footprint for steady growth (memory-growth)")
+    interval_s: float = _option(1.0, "seconds between footprint readings", 0.05)
+    window_s: float = _option(60.0, "seconds of readings the growth slope is fitted over", 1)
+    growth_min_mb: float = _option(20.0, "growth over the window that counts, in MB", 0)
+    growth_min_percent: float = _option(10.0, "growth over the window that counts, in %", 0)
+    trace: str = _option("auto", "allocation tracing: auto (on growth), always or never")
+    snapshot_interval_s: float = _option(5.0, "seconds between tracemalloc snapshots", 0.05)
+    trace_quiet_s: float = _option(60.0, "auto tracing stops after this long without growth", 0)
+    trace_frames: int = _option(16, "frames kept per allocation stack by tracemalloc", 1)
+    min_snapshots: int = _option(4, "snapshots needed before leak suspects are named", 3)
+    objects: bool = _option(True, "count live objects by type while tracing; referrer paths")
+    referrer_budget_ms: float = _option(100.0, "CPU time one referrer-path search may take", 1)
+    referrer_max_objects: int = _option(2000, "objects one referrer-path search may visit", 10)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
@@ -248,6 +273,7 @@ class Config:
     upload: UploadConfig = field(default_factory=UploadConfig)
     io: IoConfig = field(default_factory=IoConfig)
     crash: CrashConfig = field(default_factory=CrashConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
 
 
 @dataclass(frozen=True, slots=True)

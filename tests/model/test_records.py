@@ -60,6 +60,14 @@ from hawkwatch.model.records import (
     decode_all,
     merge_parts,
 )
+from hawkwatch.model.records.memory import (
+    GrowingType,
+    LeakSuspect,
+    MemFrame,
+    MemoryGrowth,
+    MemorySnapshot,
+    MemoryTrace,
+)
 from hawkwatch.model.stack import PyFrame, StackTable
 from hawkwatch.store import RecordStore
 from hawkwatch.store.records import encode_record, encode_typed
@@ -305,6 +313,46 @@ RECORDS: dict[str, st.SearchStrategy[TypedRecord]] = {
         footprint_mb=durations,
         limit_mb=durations,
         limit_source=text,
+    ),
+    c.MEMORY_GROWTH: st.builds(
+        MemoryGrowth,
+        time=times,
+        window_s=durations,
+        start_bytes=durations,
+        end_bytes=durations,
+        growth_bytes=durations,
+        growth_percent=durations,
+        slope_bytes_per_s=durations,
+        samples=counts,
+    ),
+    c.MEMORY_TRACE: st.builds(MemoryTrace, time=times, state=text, reason=text, snapshots=counts),
+    c.MEMORY_SNAPSHOT: st.builds(
+        MemorySnapshot,
+        time=times,
+        index=counts,
+        total_bytes=counts,
+        count=counts,
+        stack_count=counts,
+    ),
+    c.MEMORY_LEAK: st.builds(
+        LeakSuspect,
+        time=times,
+        rank=counts,
+        frames=st.lists(st.builds(MemFrame, names, text, counts), max_size=3).map(tuple),
+        growth_bytes=st.integers(-(10**9), 10**9),
+        live_bytes=counts,
+        count=counts,
+        grown=counts,
+        steps=counts,
+        rate_bytes_per_s=durations,
+    ),
+    c.MEMORY_TYPES: st.builds(
+        GrowingType,
+        time=times,
+        type=names,
+        count=counts,
+        count_growth=st.integers(-(10**6), 10**6),
+        referrer_path=st.lists(text, max_size=3).map(tuple),
     ),
     c.STORE_DROPPED: st.builds(
         StoreDropped, since=times, until=times, records=counts, bytes=counts, reason=text

@@ -31,6 +31,7 @@ TOP_LEVEL_KEYS = [
     "cpu",
     "io_issues",
     "crashes",
+    "memory",
 ]
 
 

@@ -30,6 +30,21 @@ def schema(name: str) -> dict:
     return json.loads((SCHEMAS / f"{name}.schema.json").read_text())
 
 
+def hawkwatch_memory_report(tmp: Path) -> object:
+    """A session holding one allocation snapshot, read through the library call."""
+    from hawkwatch.api.memory import memory_report
+    from hawkwatch.model.records.memory import MemFrame, MemorySnapshot, StackBytes
+    from hawkwatch.store import Session as Folder
+
+    folder = Folder.create(root=tmp / "mem", start_time=1_700_000_000.0)
+    stack = StackBytes((MemFrame("grow", "/app/cache.py", 7), MemFrame("main", "/app/m.py", 2)),
+                       4096, 8)  # fmt: skip
+    with folder.open_store() as store:
+        store.write(MemorySnapshot(time=1_700_000_001.0, index=0, total_bytes=4096, count=8,
+                                   stack_count=1, stacks=(stack,)))  # fmt: skip
+    return memory_report(hawkwatch.load_session(folder.path))
+
+
 def allocation_result(tmp: Path) -> object:
     """An MSL log written byte by byte, read through the library call."""
     from hawkwatch.api.allocations import allocations
@@ -96,6 +111,7 @@ def results(tmp_path_factory) -> dict[str, object]:
         "FileDump": hawkwatch.dump_file(made.path / "records.mtlog"),
         "NetworkReport": hawkwatch.network_report(network_session(tmp)),
         "AllocationResult": allocation_result(tmp),
+        "MemoryReport": hawkwatch_memory_report(tmp),
     }
 
 

@@ -20,6 +20,8 @@ from hawkwatch.analysis import series as _series
 from hawkwatch.analysis.crash_report import crash_rows, summarize_exit
 from hawkwatch.analysis.io import build_io_issues
 from hawkwatch.analysis.launch import build_launch_breakdown
+from hawkwatch.analysis.memory_report import COLLECTIONS as MEMORY_COLLECTIONS
+from hawkwatch.analysis.memory_report import build_memory_report
 from hawkwatch.analysis.series import offset
 from hawkwatch.analysis.session_info import build_session_info
 from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
@@ -33,6 +35,7 @@ from hawkwatch.analysis.timings import (
 )
 from hawkwatch.model import Record
 from hawkwatch.model import collections as c
+from hawkwatch.model.memory_report import MemoryReport
 from hawkwatch.model.records import (
     RECORD_TYPES,
     Anr,
@@ -124,9 +127,12 @@ def build_session_report(
     in the other tables; charts get ``chart_points`` points. ``read_line(file, line)`` gives
     the source text shown beside each stall group's blocking frame (``linecache.getline``).
     ``cpu`` (from ``analysis.cpu_report``, built by the caller who can read side files) is
-    passed through.
+    passed through. The memory section comes from the memory monitor's records.
     """
     all_records = list(records)
+    memory: MemoryReport | None = build_memory_report(all_records)
+    if memory is not None and memory.is_empty:
+        memory = None
     decoded = decode_all(all_records)
     start = _start_time(decoded.of(LaunchTime), metadata)
     launch = _launch(decoded.of(AppLaunch), start)
@@ -181,7 +187,9 @@ def build_session_report(
     other = tuple(
         CollectionCount(name, decoded.count(name))
         for name in sorted({*decoded.typed, *decoded.raw})
-        if name not in _REPORTED and not (cpu is not None and name in _CPU_COLLECTIONS)
+        if name not in _REPORTED
+        and not (cpu is not None and name in _CPU_COLLECTIONS)
+        and not (memory is not None and name in MEMORY_COLLECTIONS)
     )
     return SessionReport(
         session=build_session_info(
@@ -209,6 +217,7 @@ def build_session_report(
         cpu=cpu,
         io_issues=build_io_issues(decoded.of(IoIssue)),
         crashes=tuple(crashes[:max_rows]),
+        memory=memory,
     )
 
 

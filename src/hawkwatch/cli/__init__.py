@@ -21,6 +21,7 @@ COMMANDS = (
     ("report", "hawkwatch.cli.report", "what happened over one run: launch, resources, events"),
     ("profile", "hawkwatch.cli.profile", "where the CPU went: flame graph, pprof, speedscope"),
     ("network", "hawkwatch.cli.network", "where HTTP requests spent their time; failing hosts"),
+    ("memory", "hawkwatch.cli.memory", "memory growth, leak suspects and who holds them"),
     ("sessions", "hawkwatch.cli.sessions", "list the recorded sessions"),
     ("records", "hawkwatch.cli.records", "print a session's raw records"),
     ("check-config", "hawkwatch.cli.check_config", "show the effective options; strict checks"),

@@ -31,6 +31,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="turn the continuous profiler on (same as -c profiler.enabled=true)",
     )
     parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="trace allocations from the start (same as -c memory.trace=always; costs the app "
+        "time on every allocation)",
+    )
+    parser.add_argument(
         "--children",
         action="store_true",
         help="monitor the program's Python child processes too (spawned, exec'd), each in a "
@@ -63,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         options["profiler.enabled"] = "true"
     if args.io:
         options["io.enabled"] = "true"
+    if args.memory:
+        options["memory.trace"] = "always"
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:

@@ -2,7 +2,8 @@
 
 ``.memgraph`` files (binary plist), MTHawkeye ``allocations/`` folders (or the session folder
 holding one), MallocStackLogging log folders and single ``.index`` files. The readers need
-numpy (extra ``ios-memory``); its absence is one clear error naming the extra.
+numpy (extra ``ios-memory``); its absence is one clear error naming the extra. memray captures
+(Python and native allocations of a Python program) need memray.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ def read_allocations(
     """Live allocations of ``path``; ``at`` replays only that many records of an MSL log,
     ``since`` adds the snapshot after that many records as the baseline (growth)."""
     path = Path(path)
+    if path.is_file():
+        from hawkwatch.formats import memray_capture
+
+        if memray_capture.looks_like_memray(path):
+            _no_time_travel(at if at is not None else since, path, "memray capture")
+            return memray_capture.read_memray(path)
     try:
         from hawkwatch.formats import hawkeye_allocations, memgraph, msl_folder
     except ImportError as exc:

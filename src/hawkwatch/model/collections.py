@@ -47,6 +47,11 @@ CPU_PROFILE_DIR: Final = "cpu-profile"
 CRASH: Final = "crash"
 EXIT_CLASSIFICATION: Final = "exit-classification"
 MEMORY_LEVEL: Final = "memory-level"
+MEMORY_GROWTH: Final = "memory-growth"
+MEMORY_TRACE: Final = "memory-trace"
+MEMORY_SNAPSHOT: Final = "memory-snapshot"
+MEMORY_LEAK: Final = "memory-leak"
+MEMORY_TYPES: Final = "memory-types"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -74,4 +79,9 @@ AGENT_COLLECTIONS: Final = (
     CRASH,
     EXIT_CLASSIFICATION,
     MEMORY_LEVEL,
+    MEMORY_GROWTH,
+    MEMORY_TRACE,
+    MEMORY_SNAPSHOT,
+    MEMORY_LEAK,
+    MEMORY_TYPES,
 )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
 from hawkwatch.model.io import IoIssueRow
+from hawkwatch.model.memory_report import MemoryReport
 
 REPORT_FORMAT: Final = "hawkwatch-report"
 REPORT_VERSION: Final = 1
@@ -470,3 +471,4 @@ class SessionReport:
     cpu: CpuSummary | None = None
     io_issues: tuple[IoIssueRow, ...] = ()
     crashes: tuple[CrashRow, ...] = ()
+    memory: MemoryReport | None = None

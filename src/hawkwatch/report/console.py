@@ -32,6 +32,7 @@ from hawkwatch.report.console_crash import crash_section, exit_line
 from hawkwatch.report.console_io import io_section
 from hawkwatch.report.console_stall import stall_section
 from hawkwatch.report.cpu_section import cpu_sections
+from hawkwatch.report.memory_section import memory_section
 from hawkwatch.report.sparkline import sparkline
 
 output_file_extension = "txt"
@@ -66,6 +67,8 @@ def _sections(report: SessionReport, tz: tzinfo | None) -> Iterator[RenderableTy
         yield from _resources(report.resources)
     if report.cpu is not None:
         yield from cpu_sections(report.cpu)
+    if report.memory is not None:
+        yield memory_section(report.memory)
     if report.events:
         yield _events(report)
     if report.spans is not None:

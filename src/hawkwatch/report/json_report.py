@@ -6,6 +6,9 @@ Top level: ``format`` ("hawkwatch-report"), ``format_version``, then one key per
 ``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``io_issues``). Absent sections are
 ``null``; times are Unix seconds. New fields may be added within a format version; none are
 renamed or removed.
+``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``memory`` — the shape of
+``hawkwatch memory --json``, ``report.memory``). Absent sections are ``null``; times are
+Unix seconds. New fields may be added within a format version; none are renamed or removed.
 """
 
 from __future__ import annotations
@@ -15,13 +18,19 @@ from typing import Any, TextIO
 
 from hawkwatch.model.report import REPORT_FORMAT, REPORT_VERSION, SessionReport
 from hawkwatch.report._json import write_json
+from hawkwatch.report.memory import to_json_dict as memory_json
 
 output_file_extension = "json"
 
 
 def to_json_dict(report: SessionReport) -> dict[str, Any]:
     """The report as JSON-ready dicts, lists and scalars."""
-    body = {f.name: _jsonable(getattr(report, f.name)) for f in dataclasses.fields(report)}
+    body = {
+        f.name: _jsonable(getattr(report, f.name))
+        for f in dataclasses.fields(report)
+        if f.name != "memory"
+    }
+    body["memory"] = memory_json(report.memory) if report.memory is not None else None
     return {"format": REPORT_FORMAT, "format_version": REPORT_VERSION, **body}
 
 

@@ -112,6 +112,15 @@ OUTPUTS: Final[Mapping[str, Mapping[str, Output]]] = MappingProxyType(
             "svg": Output("hawkwatch.api.allocations:render_svg", "svg",
                           opens_with="a web browser"),
         },
+        "MemoryReport": {
+            "console": Output("hawkwatch.report.memory:render_console", "txt"),
+            "json": _json("memory", "to_json_document"),
+            "collapsed": Output("hawkwatch.api.memory:render_collapsed", "txt"),
+            "speedscope": Output(
+                "hawkwatch.api.memory:render_speedscope", "speedscope.json",
+                opens_with="https://www.speedscope.app (or 'npx speedscope FILE')",
+            ),
+        },
         "NetworkReport": {
             "console": Output("hawkwatch.report.network_console:render", "txt"),
             "json": _json("network_json", "to_json_dict"),

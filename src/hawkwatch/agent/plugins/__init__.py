@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from hawkwatch.agent.plugins.imports import ImportTimeMonitor
     from hawkwatch.agent.plugins.io_canary import IoMonitor
     from hawkwatch.agent.plugins.launch import LaunchMonitor
+    from hawkwatch.agent.plugins.memory import MemoryMonitor
     from hawkwatch.agent.plugins.network import NetworkMonitor
     from hawkwatch.agent.plugins.profiler import ProfilerMonitor
     from hawkwatch.agent.plugins.resources import ResourcesMonitor
@@ -34,6 +35,7 @@ __all__ = [
     "ImportTimeMonitor",
     "IoMonitor",
     "LaunchMonitor",
+    "MemoryMonitor",
     "NetworkMonitor",
     "ProfilerMonitor",
     "ResourcesMonitor",
@@ -51,6 +53,7 @@ _MONITORS = {
     "ResourcesMonitor": ("resources", "resources"),
     "StallMonitor": ("stall", "stall"),
     "CpuHighLoadMonitor": ("cpu_highload", "cpu"),
+    "MemoryMonitor": ("memory", "memory"),
     "NetworkMonitor": ("network", "network"),
     "ProfilerMonitor": ("profiler", "profiler"),
     "UploadMonitor": ("upload", "upload"),

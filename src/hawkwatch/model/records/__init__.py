@@ -56,6 +56,14 @@ from hawkwatch.model.records.crash import Frame as CrashRecordFrame
 from hawkwatch.model.records.events import CustomTimeEvent, ExitState, HawkwatchError
 from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.model.records.launch import AppLaunch, LaunchTime
+from hawkwatch.model.records.memory import (
+    MEMORY_TYPES,
+    GrowingType,
+    LeakSuspect,
+    MemoryGrowth,
+    MemorySnapshot,
+    MemoryTrace,
+)
 from hawkwatch.model.records.network import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
@@ -106,6 +114,7 @@ RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
         *CRASH_TYPES,
     )
 }
+RECORD_TYPES.update({kind.collection: kind for kind in MEMORY_TYPES})
 
 T = TypeVar("T", bound=TypedRecord)
 
@@ -201,6 +210,7 @@ __all__ = [
     "FrameRate",
     "GcPause",
     "GlFrameRate",
+    "GrowingType",
     "HangKill",
     "HawkwatchError",
     "ImportTime",
@@ -208,7 +218,11 @@ __all__ = [
     "IoIssue",
     "JsonRecord",
     "LaunchTime",
+    "LeakSuspect",
+    "MemoryGrowth",
     "MemoryLevel",
+    "MemorySnapshot",
+    "MemoryTrace",
     "NetworkTransaction",
     "NonNegative",
     "Phases",

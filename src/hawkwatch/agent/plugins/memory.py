@@ -1,0 +1,291 @@
+"""Memory: growth always on and cheap; allocation tracing and living objects on demand.
+
+Every ``memory.interval_s`` the resident size is read (``/proc/self/statm`` through psutil) and
+the robust slope of the last ``memory.window_s`` decides whether the footprint grows steadily
+(``analysis.memory_growth``): a ``memory-growth`` record. With ``memory.trace=auto`` that
+finding starts tracemalloc; snapshots every ``snapshot_interval_s`` become ``memory-snapshot``
+records and, once ``min_snapshots`` exist, ``memory-leak`` suspects (stacks whose live bytes grew
+in most consecutive snapshots). While tracing, live objects are counted by type and the growing
+ones get a referrer path (``memory-types``). Tracing stops after ``trace_quiet_s`` without growth.
+Its cost (CPU spent on snapshots, tracemalloc's own memory) is in ``memory-trace`` records.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+from collections import deque
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import msgspec
+
+from hawkwatch.agent.plugins.memory_objects import census, referrer_path
+from hawkwatch.agent.plugins.memory_trace import AllocationTracer
+from hawkwatch.analysis.memory_growth import (
+    GrowthRule,
+    SteadyGrowth,
+    footprint_growth,
+    steady_growth,
+)
+from hawkwatch.model.records.memory import (
+    GrowingType,
+    LeakSuspect,
+    MemFrame,
+    MemoryGrowth,
+    MemorySnapshot,
+    MemoryTrace,
+    StackBytes,
+)
+
+if TYPE_CHECKING:
+    from hawkwatch.agent.monitor import AgentContext
+
+MB = 1024 * 1024
+TRACE_MODES = ("auto", "always", "never")
+MAX_SUSPECTS = 10
+MAX_TYPES = 5
+MAX_STACKS_JSON = 14_000
+REWRITE_EVERY = 12
+CENSUS_BUDGET_S = 0.25
+
+
+class MemoryMonitor:
+    name: ClassVar[str] = "memory"
+
+    def __init__(self) -> None:
+        self._ctx: AgentContext | None = None
+        self._process: Any = None
+        self._points: deque[tuple[float, float]] = deque()
+        self._rule = GrowthRule()
+        self._mode = "auto"
+        self._tracer: AllocationTracer | None = None
+        self._next_snapshot = 0.0
+        self._last_growth = 0.0
+        self._growing = False
+        self._cost_s = 0.0
+        self._censuses: deque[dict[str, int]] = deque(maxlen=8)
+        self._baselines: dict[str, frozenset[int]] = {}
+        self._paths: dict[str, list[str]] = {}
+        self._batch_keys: list[int] = []
+        self._batches_skipped = 0
+        self._unwritten: list[LeakSuspect] = []
+
+    def start(self, ctx: AgentContext) -> None:
+        import psutil  # agent dependency, imported when the monitor starts
+
+        config = ctx.config.memory
+        if config.trace not in TRACE_MODES:
+            raise ValueError(f"memory.trace = {config.trace!r}: use auto, always or never")
+        self._ctx = ctx
+        self._mode = config.trace
+        self._rule = GrowthRule(
+            config.window_s, config.growth_min_mb * MB, config.growth_min_percent
+        )
+        self._process = psutil.Process()
+        if self._mode == "always":
+            self._start_tracing("always")
+        self.tick()
+        ctx.every(config.interval_s, self.tick, self)
+
+    def tick(self) -> None:
+        """One footprint reading; growth decision; a snapshot when tracing and due."""
+        ctx = self._ctx
+        if ctx is None:
+            return
+        now = time.monotonic()
+        self._points.append((now, float(self._process.memory_info().rss)))
+        while self._points and self._points[0][0] < now - self._rule.window_s * 1.5:
+            self._points.popleft()
+        finding = footprint_growth(list(self._points), self._rule)
+        if finding is not None:
+            self._last_growth = now
+            if not self._growing:
+                self._write_growth(ctx, finding)
+            if self._tracer is None and self._mode == "auto":
+                self._start_tracing("growth")
+        self._growing = finding is not None
+        if self._tracer is None:
+            return
+        config = ctx.config.memory
+        if not tracemalloc.is_tracing():  # the app stopped tracemalloc: its call, not ours
+            self._stop_tracing("stopped-by-app")
+        elif (
+            self._mode == "auto"
+            and now - self._last_growth > config.trace_quiet_s
+            and self._tracer.taken >= config.min_snapshots
+        ):
+            self._stop_tracing("quiet")
+        elif now >= self._next_snapshot:
+            self._next_snapshot = now + config.snapshot_interval_s
+            self._take_snapshot(ctx)
+
+    def _write_growth(self, ctx: AgentContext, finding: Any) -> None:
+        ctx.write(
+            MemoryGrowth(
+                time=ctx.wall_clock(),
+                window_s=round(finding.end_time - finding.start_time, 3),
+                start_bytes=round(finding.start_bytes),
+                end_bytes=round(finding.end_bytes),
+                growth_bytes=round(finding.growth_bytes),
+                growth_percent=round(finding.growth_percent, 2),
+                slope_bytes_per_s=round(finding.slope_bytes_per_s, 1),
+                samples=finding.samples,
+            )
+        )
+
+    def _start_tracing(self, reason: str) -> None:
+        if self._ctx is None:
+            return
+        config = self._ctx.config.memory
+        tracer = AllocationTracer(config.trace_frames)
+        tracer.start()
+        self._tracer = tracer
+        self._censuses.clear()
+        self._baselines.clear()
+        self._paths.clear()
+        self._batch_keys, self._batches_skipped, self._unwritten = [], 0, []
+        self._cost_s = 0.0
+        self._next_snapshot = time.monotonic() + config.snapshot_interval_s
+        self._ctx.write(
+            MemoryTrace(
+                time=self._ctx.wall_clock(),
+                state="started",
+                reason=reason if tracer.owned else "app-tracing",
+                nframes=config.trace_frames,
+                owned=tracer.owned,
+            )
+        )
+
+    def _stop_tracing(self, reason: str) -> None:
+        tracer, self._tracer = self._tracer, None
+        if tracer is None:
+            return
+        overhead, owned = tracer.peak_overhead, tracer.owned
+        tracer.stop()
+        if self._ctx is not None:
+            for suspect_record in self._unwritten:  # the newest numbers of unchanged suspects
+                self._ctx.write(suspect_record)
+            self._unwritten = []
+            self._ctx.write(
+                MemoryTrace(
+                    time=self._ctx.wall_clock(),
+                    state="stopped",
+                    reason=reason,
+                    snapshots=tracer.taken,
+                    cost_s=round(self._cost_s, 6),
+                    tracemalloc_bytes=overhead,
+                    nframes=tracer.nframes,
+                    owned=owned,
+                )
+            )
+
+    def _take_snapshot(self, ctx: AgentContext) -> None:
+        tracer = self._tracer
+        if tracer is None:
+            return
+        started = time.thread_time()
+        wall = ctx.wall_clock()
+        live = tracer.snapshot(wall)
+        stacks = [
+            StackBytes(_frames(tracer, g.stack_id), g.bytes, g.count)
+            for g in tracer.top_stacks(live)
+        ]
+        while len(msgspec.json.encode(stacks)) > MAX_STACKS_JSON and len(stacks) > 1:
+            stacks.pop()  # the smallest go first: a record stays under MTHawkeye's 16 KB
+        ctx.write(
+            MemorySnapshot(
+                time=wall,
+                index=tracer.taken,
+                total_bytes=live.total_bytes,
+                count=live.total_count,
+                stack_count=len(live.groups),
+                stacks=tuple(stacks),
+            )
+        )
+        config = ctx.config.memory
+        suspects = tracer.suspects(config.min_snapshots)[:MAX_SUSPECTS]
+        span = (live.time_s or 0) - (tracer.snapshots[0].time_s or 0)
+        last = {g.stack_id: g for g in live.groups}
+        batch = [
+            LeakSuspect(
+                time=wall,
+                rank=rank,
+                frames=_frames(tracer, suspect.key),
+                growth_bytes=suspect.growth,
+                live_bytes=suspect.last,
+                count=last[suspect.key].count if suspect.key in last else 0,
+                grown=suspect.grown,
+                steps=suspect.steps,
+                rate_bytes_per_s=round(suspect.growth / span, 1) if span > 0 else 0.0,
+            )
+            for rank, suspect in enumerate(suspects)
+        ]
+        keys = [suspect.key for suspect in suspects]
+        self._batches_skipped += 1
+        if keys != self._batch_keys or self._batches_skipped >= REWRITE_EVERY:
+            # The same suspects in the same order are rewritten only now and then (and at stop),
+            # so hours of tracing do not fill the store with repeats.
+            for suspect_record in batch:
+                ctx.write(suspect_record)
+            self._batch_keys, self._batches_skipped, self._unwritten = keys, 0, []
+        else:
+            self._unwritten = batch
+        if config.objects:
+            self._census(ctx, wall)
+        self._cost_s += time.thread_time() - started
+
+    def _census(self, ctx: AgentContext, wall: float) -> None:
+        config = ctx.config.memory
+        candidates = _growing(self._censuses)
+        want = {g.key: self._baselines.get(g.key) for g in candidates}
+        counts, chosen, baselines, complete = census(CENSUS_BUDGET_S, want)
+        if not complete:
+            return
+        self._baselines.update(baselines)
+        self._censuses.append(counts)
+        if len(self._censuses) < config.min_snapshots:
+            return
+        for item in _growing(self._censuses):
+            instance = chosen.pop(item.key, None)
+            path = self._paths.get(item.key, [])
+            note = "no instance picked yet (first seen growing at this count)"
+            if instance is not None and not path:  # a found path is kept: one search per type
+                path, note = referrer_path(
+                    instance,
+                    max_objects=config.referrer_max_objects,
+                    budget_s=config.referrer_budget_ms / 1000,
+                )
+                if path:
+                    self._paths[item.key] = path
+            del instance
+            ctx.write(
+                GrowingType(
+                    time=wall,
+                    type=item.key,
+                    count=item.last,
+                    count_growth=item.growth,
+                    referrer_path=tuple(path),
+                    path_note=note,
+                )
+            )
+        chosen.clear()
+
+    def stop(self) -> None:
+        self._stop_tracing("stop")
+        self._ctx = None
+
+    def after_fork_child(self) -> None:
+        tracer, self._tracer = self._tracer, None
+        if tracer is not None:
+            tracer.stop()
+        self._ctx = None
+
+
+def _frames(tracer: AllocationTracer, stack_id: int) -> tuple[MemFrame, ...]:
+    return tuple(MemFrame(f.func, f.file, f.line) for f in tracer.frames(stack_id))
+
+
+def _growing(censuses: deque[dict[str, int]]) -> list[SteadyGrowth[str]]:
+    """Types (not hawkwatch's own) whose counts rose in most censuses, at most ``MAX_TYPES``."""
+    found = steady_growth(list(censuses), min_growth=10, min_fraction=0.75)
+    return [g for g in found if not g.key.startswith("hawkwatch.")][:MAX_TYPES]

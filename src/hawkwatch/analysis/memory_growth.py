@@ -1,0 +1,147 @@
+"""Growth of a memory series and of live allocations over snapshots: pure rules shared by the
+agent (which acts on them) and reports (which show them). ``detectors.md`` §5.
+
+- Footprint growth: the Theil–Sen slope (median of pairwise slopes) of the readings in a window,
+  so one spike or one freed arena does not make or hide a trend; a finding when slope × window
+  reaches both ``min_bytes`` and ``min_percent`` of the fitted start.
+- Leak suspects: stacks whose live bytes rose in most consecutive snapshots, overall, and
+  still in the newer half (warm-up of a bounded cache is not a leak).
+  A stack that comes and goes (churn) rises and falls about equally and is not a suspect.
+- Growing types: types whose live-instance counts rose the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+
+MAX_POINTS = 32
+"""The slope is fitted over at most this many window medians (pairwise slopes: ~500)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GrowthRule:
+    """Thresholds of a footprint growth finding (defaults: ≥ 20 MB and ≥ 10 % over 60 s)."""
+
+    window_s: float = 60.0
+    min_bytes: float = 20 * 1024 * 1024
+    min_percent: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class GrowthFinding:
+    """A steady rise over the window's readings."""
+
+    start_time: float
+    end_time: float
+    start_bytes: float
+    end_bytes: float
+    slope_bytes_per_s: float
+    samples: int
+
+    @property
+    def growth_bytes(self) -> float:
+        return self.end_bytes - self.start_bytes
+
+    @property
+    def growth_percent(self) -> float:
+        return self.growth_bytes / self.start_bytes * 100 if self.start_bytes > 0 else 0.0
+
+
+def robust_slope(points: Sequence[tuple[float, float]]) -> float:
+    """Theil–Sen slope of ``(time, value)`` points; 0 with fewer than two distinct times.
+
+    Long series are first reduced to ``MAX_POINTS`` medians of consecutive runs, which keeps
+    the cost bounded (the agent calls this on every reading) and is itself robust.
+    """
+    if len(points) > MAX_POINTS:
+        size = -(-len(points) // MAX_POINTS)
+        points = [
+            (
+                statistics.median(t for t, _ in points[i : i + size]),
+                statistics.median(v for _, v in points[i : i + size]),
+            )
+            for i in range(0, len(points), size)
+        ]
+    slopes = [
+        (v2 - v1) / (t2 - t1)
+        for i, (t1, v1) in enumerate(points)
+        for t2, v2 in points[i + 1 :]
+        if t2 != t1
+    ]
+    return statistics.median(slopes) if slopes else 0.0
+
+
+def footprint_growth(
+    points: Sequence[tuple[float, float]], rule: GrowthRule
+) -> GrowthFinding | None:
+    """A finding when the readings of the last ``rule.window_s`` rise steadily enough.
+
+    Needs readings spanning at least 90 % of the window, so a short burst right after start
+    is not extrapolated into a trend.
+    """
+    if len(points) < 3:
+        return None
+    end = points[-1][0]
+    window = [p for p in points if p[0] >= end - rule.window_s]
+    if len(window) < 3 or window[-1][0] - window[0][0] < 0.9 * rule.window_s:
+        return None
+    slope = robust_slope(window)
+    if slope <= 0:
+        return None
+    times = [t for t, _ in window]
+    values = [v for _, v in window]
+    t_mid, v_mid = statistics.median(times), statistics.median(values)
+    start_bytes = v_mid + slope * (window[0][0] - t_mid)
+    end_bytes = v_mid + slope * (window[-1][0] - t_mid)
+    growth = end_bytes - start_bytes
+    percent = growth / start_bytes * 100 if start_bytes > 0 else 0.0
+    if growth < rule.min_bytes or percent < rule.min_percent:
+        return None
+    return GrowthFinding(window[0][0], window[-1][0], start_bytes, end_bytes, slope, len(window))
+
+
+@dataclass(frozen=True, slots=True)
+class SteadyGrowth(Generic[K]):
+    """One key (stack, type) that grew across a sequence of observations."""
+
+    key: K
+    first: int
+    last: int
+    grown: int
+    steps: int
+
+    @property
+    def growth(self) -> int:
+        return self.last - self.first
+
+
+def steady_growth(
+    series: Sequence[Mapping[K, int]],
+    *,
+    min_growth: int = 1,
+    min_fraction: float = 0.6,
+) -> list[SteadyGrowth[K]]:
+    """Keys whose value rose in at least ``min_fraction`` of consecutive steps, in total by
+    ``min_growth``, and still over the second half (a bounded cache that filled up and stayed
+    full is not growing); largest total growth first. Missing keys count as zero."""
+    if len(series) < 2:
+        return []
+    keys: set[K] = set()
+    for observation in series:
+        keys.update(observation)
+    steps = len(series) - 1
+    out = []
+    for key in keys:
+        values = [observation.get(key, 0) for observation in series]
+        grown = sum(1 for a, b in itertools.pairwise(values) if b > a)
+        still_growing = values[-1] > values[(len(values) - 1) // 2]
+        if values[-1] - values[0] >= min_growth and grown >= min_fraction * steps and still_growing:
+            out.append(SteadyGrowth(key, values[0], values[-1], grown, steps))
+    out.sort(key=lambda g: (-g.growth, -g.grown, str(g.key)))
+    return out

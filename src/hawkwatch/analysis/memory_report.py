@@ -1,0 +1,103 @@
+"""The memory report from a session's records, and its top live stacks as the shared
+live-allocation model (for flame graphs in bytes).
+
+Leak suspects and growing types are re-evaluated by the agent at every snapshot; the report
+shows the newest batch, which saw the most snapshots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hawkwatch.model import collections as c
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, UniquingTable
+from hawkwatch.model.memory_report import MemoryReport, TracingWindow
+from hawkwatch.model.record import Record
+from hawkwatch.model.records import (
+    GrowingType,
+    LeakSuspect,
+    MemoryGrowth,
+    MemorySnapshot,
+    MemoryTrace,
+    ResidentMemory,
+    decode_all,
+)
+from hawkwatch.model.stack import PyFrame
+
+MB = 1024 * 1024
+COLLECTIONS = frozenset(
+    {c.MEMORY_GROWTH, c.MEMORY_TRACE, c.MEMORY_SNAPSHOT, c.MEMORY_LEAK, c.MEMORY_TYPES}
+)
+
+
+def build_memory_report(records: Iterable[Record]) -> MemoryReport:
+    """Growth findings, the newest leak and type batches, tracing windows and the RSS range."""
+    decoded = decode_all(r for r in records if r.collection in COLLECTIONS | {c.MEMORY_RESIDENT})
+    leaks = decoded.of(LeakSuspect)
+    newest_leak = max((leak.time for leak in leaks), default=None)
+    types = decoded.of(GrowingType)
+    newest_types = max((t.time for t in types), default=None)
+    snapshots = sorted(decoded.of(MemorySnapshot), key=lambda s: s.time)
+    rss = [sample.value * MB for sample in decoded.of(ResidentMemory)]
+    return MemoryReport(
+        growth=tuple(sorted(decoded.of(MemoryGrowth), key=lambda g: g.time)),
+        leaks=tuple(
+            sorted((leak for leak in leaks if leak.time == newest_leak), key=lambda x: x.rank)
+        ),
+        growing_types=tuple(
+            sorted((t for t in types if t.time == newest_types), key=lambda t: -t.count_growth)
+        ),
+        top_stacks=snapshots[-1].stacks if snapshots else (),
+        snapshot=snapshots[-1] if snapshots else None,
+        windows=_windows(decoded.of(MemoryTrace)),
+        snapshots=len(snapshots),
+        rss_first_bytes=rss[0] if rss else None,
+        rss_last_bytes=rss[-1] if rss else None,
+        rss_peak_bytes=max(rss) if rss else None,
+    )
+
+
+def _windows(traces: list[MemoryTrace]) -> tuple[TracingWindow, ...]:
+    """Started/stopped records paired in time order."""
+    windows: list[TracingWindow] = []
+    open_one: MemoryTrace | None = None
+    for trace in sorted(traces, key=lambda t: t.time):
+        if trace.state == "started":
+            if open_one is not None:
+                windows.append(TracingWindow(open_one.time, open_one.reason, owned=open_one.owned))
+            open_one = trace
+        elif trace.state == "stopped":
+            begin = open_one if open_one is not None else trace
+            windows.append(
+                TracingWindow(
+                    begin.time,
+                    begin.reason if open_one is not None else "",
+                    trace.time,
+                    trace.reason,
+                    trace.snapshots,
+                    trace.cost_s,
+                    trace.tracemalloc_bytes,
+                    trace.owned,
+                )
+            )
+            open_one = None
+    if open_one is not None:
+        windows.append(TracingWindow(open_one.time, open_one.reason, owned=open_one.owned))
+    return tuple(windows)
+
+
+def top_stacks_live(report: MemoryReport) -> LiveAllocations:
+    """The newest snapshot's listed stacks as live allocations (one table), for exports."""
+    table: UniquingTable[AllocationFrame] = UniquingTable()
+    groups = []
+    for stack in report.top_stacks:
+        frames = [PyFrame(f.function, f.file, f.line) for f in stack.frames]
+        groups.append(Group(table.add(frames), "python", stack.bytes, stack.count))
+    snapshot = report.snapshot
+    return LiveAllocations(
+        "tracemalloc",
+        table,
+        tuple(groups),
+        position=snapshot.index if snapshot is not None else None,
+        time_s=snapshot.time if snapshot is not None else None,
+    )
