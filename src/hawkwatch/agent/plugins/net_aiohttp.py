@@ -18,24 +18,15 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
-Finish = Callable[[Timeline], None]
-OnError = Callable[[Exception], None]
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"
 
 
-class AiohttpInstrumentation:
+class AiohttpInstrumentation(Instrumentation):
     """Adds our trace config to every new ``aiohttp.ClientSession``; ends bodies on read/release."""
-
-    def __init__(
-        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
-    ) -> None:
-        self._finish = finish
-        self._get_loop = get_loop
-        self._on_error = on_error
-        self._saved: list[tuple[Any, str, Any, Any]] = []
 
     def install(self, aiohttp: Any) -> None:
         trace_config = self._trace_config(aiohttp)
@@ -51,7 +42,7 @@ class AiohttpInstrumentation:
                 on_error(exc)
             original_init(session, *args, **kwargs)
 
-        self._replace(aiohttp.ClientSession, "__init__", __init__)
+        self.replace(aiohttp.ClientSession, "__init__", __init__)
         finish = self._finish
         response_class = aiohttp.ClientResponse
         original_read = response_class.read
@@ -61,24 +52,11 @@ class AiohttpInstrumentation:
             _end(response, finish)
             return body
 
-        self._replace(response_class, "read", read)
+        self.replace(response_class, "read", read)
         for name in ("release", "close"):
             original = getattr(response_class, name)
-            self._replace(response_class, name, _ending(original, finish, on_error))
+            self.replace(response_class, name, _ending(original, finish, on_error))
 
-    def uninstall(self) -> None:
-        """Put the originals back where our wrapper is still the outermost."""
-        for owner, name, original, wrapper in reversed(self._saved):
-            if owner.__dict__.get(name) is wrapper:
-                setattr(owner, name, original)
-        self._saved.clear()
-
-    def _replace(self, owner: Any, name: str, wrapper: Any) -> None:
-        original = getattr(owner, name)
-        wrapper.__wrapped__ = original
-        wrapper.__doc__ = original.__doc__
-        setattr(owner, name, wrapper)
-        self._saved.append((owner, name, original, wrapper))
 
     def _trace_config(self, aiohttp: Any) -> Any:
         return _Signals(self._finish, self._get_loop, self._on_error).trace_config(aiohttp)

@@ -16,14 +16,12 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from hawkwatch.agent.plugins import net_stdlib
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
-Finish = Callable[[Timeline], None]
-OnError = Callable[[Exception], None]
 _clock = time.perf_counter_ns
 
 
@@ -143,16 +141,8 @@ def _describe(hop: Timeline, layer: str, value: Any) -> None:
             hop.response_bytes = int(header)
 
 
-class HttpxInstrumentation:
+class HttpxInstrumentation(Instrumentation):
     """Wraps ``httpx.Client.send`` and ``httpx.AsyncClient.send`` of an imported ``httpx``."""
-
-    def __init__(
-        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
-    ) -> None:
-        self._finish = finish
-        self._get_loop = get_loop
-        self._on_error = on_error
-        self._saved: list[tuple[Any, Any, Any]] = []
 
     def install(self, httpx: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
@@ -201,21 +191,8 @@ class HttpxInstrumentation:
                 tracer.end(response, None)
             return response
 
-        for owner, wrapper, original in (
-            (httpx.Client, send, original_sync),
-            (httpx.AsyncClient, send_async, original_async),
-        ):
-            wrapper.__dict__["__wrapped__"] = original
-            wrapper.__doc__ = original.__doc__
-            owner.send = wrapper
-            self._saved.append((owner, original, wrapper))
-
-    def uninstall(self) -> None:
-        """Put the originals back where our wrapper is still the outermost."""
-        for owner, original, wrapper in reversed(self._saved):
-            if owner.__dict__.get("send") is wrapper:
-                owner.send = original
-        self._saved.clear()
+        self.replace(httpx.Client, "send", send)
+        self.replace(httpx.AsyncClient, "send", send_async)
 
 
 class _BoundTrace:

@@ -22,10 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
-Finish = Callable[[Timeline], None]
-OnError = Callable[[Exception], None]
 _local = threading.local()
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"  # attribute on connections and responses: the request in flight
@@ -37,16 +36,8 @@ def _connecting() -> Timeline | None:
     return getattr(_local, "connecting", None)
 
 
-class StdlibInstrumentation:
+class StdlibInstrumentation(Instrumentation):
     """Installs and removes the wrappers; ``finish`` receives every ended request."""
-
-    def __init__(
-        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
-    ) -> None:
-        self._finish = finish
-        self._get_loop = get_loop
-        self._on_error = on_error
-        self._saved: list[tuple[Any, str, Any, Any]] = []
 
     # -- installation --------------------------------------------------------------------------
 
@@ -73,22 +64,8 @@ class StdlibInstrumentation:
         if "connect" in vars(cls):
             self._patch(cls, "connect", self._wrap_connect)
 
-    def uninstall(self) -> None:
-        """Put the originals back where our wrapper is still the outermost."""
-        for owner, name, original, wrapper in reversed(self._saved):
-            if owner.__dict__.get(name) is wrapper:
-                setattr(owner, name, original)
-        self._saved.clear()
-
     def _patch(self, owner: Any, name: str, make: Callable[[Any], Any]) -> None:
-        original = getattr(owner, name)
-        wrapper = make(original)
-        wrapper.__wrapped__ = original
-        for attribute in ("__name__", "__qualname__", "__doc__"):
-            with contextlib.suppress(AttributeError, TypeError):
-                setattr(wrapper, attribute, getattr(original, attribute))
-        setattr(owner, name, wrapper)
-        self._saved.append((owner, name, original, wrapper))
+        self.replace(owner, name, make(getattr(owner, name)))
 
     # -- the socket layer: stamps on the connection being opened -----------------------------
 

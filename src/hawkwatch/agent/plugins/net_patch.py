@@ -1,0 +1,48 @@
+"""What every client family's instrumentation shares: its callbacks, and putting wrappers on
+library functions so that they can be taken off again politely.
+
+``restore`` puts an original back only where our wrapper is still the outermost: when another
+tool wrapped the function after us, its wrapper keeps working (ours then only passes through,
+as the monitor's ``finish`` ignores requests once it stopped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from hawkwatch.agent.plugins.net_timeline import Timeline
+
+Finish = Callable[[Timeline], None]
+OnError = Callable[[Exception], None]
+
+
+class Instrumentation:
+    """Base of the client families' instrumentations: callbacks and the wrappers put on."""
+
+    def __init__(
+        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+    ) -> None:
+        self._finish = finish
+        self._get_loop = get_loop
+        self._on_error = on_error
+        self._saved: list[tuple[Any, str, Any, Any]] = []
+
+    def replace(self, owner: Any, name: str, wrapper: Any) -> None:
+        """Put ``wrapper`` in place of ``owner.name`` (it keeps the original's name and doc)."""
+        original = getattr(owner, name)
+        with contextlib.suppress(AttributeError, TypeError):
+            wrapper.__wrapped__ = original
+        for attribute in ("__name__", "__qualname__", "__doc__"):
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(wrapper, attribute, getattr(original, attribute))
+        setattr(owner, name, wrapper)
+        self._saved.append((owner, name, original, wrapper))
+
+    def uninstall(self) -> None:
+        """Put the originals back where our wrapper is still the outermost."""
+        for owner, name, original, wrapper in reversed(self._saved):
+            if owner.__dict__.get(name) is wrapper:
+                setattr(owner, name, original)
+        self._saved.clear()
