@@ -11,6 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
 from starlette.applications import Starlette
@@ -84,6 +85,26 @@ async def _project_of(engine: Engine, request: Request) -> int | JSONResponse:
         return _error(400, "name the project: ?project=NAME")
     found = await run_in_threadpool(queries.project_id, engine, name)
     return _error(404, f"no project {name!r}") if found is None else found
+
+
+async def _one(
+    engine: Engine, request: Request, lookup: Any, param: str, what: str
+) -> Response:
+    """An authorized look-up of one object by its id in the path; 404 when there is none."""
+    if not await _authorized(engine, request):
+        return _error(401, "missing or unknown API token")
+    found = await run_in_threadpool(lookup, engine, int(request.path_params[param]))
+    return _error(404, f"no such {what}") if found is None else JSONResponse(found)
+
+
+async def _per_project(engine: Engine, request: Request, key: str, query: Any) -> Response:
+    """An authorized list of one project's objects, as ``{key: [...]}``."""
+    if not await _authorized(engine, request):
+        return _error(401, "missing or unknown API token")
+    project = await _project_of(engine, request)
+    if isinstance(project, JSONResponse):
+        return project
+    return JSONResponse({key: await run_in_threadpool(query, engine, project)})
 
 
 def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starlette:
@@ -160,12 +181,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
           200: {description: the issue}
           404: {description: no such issue}
         """
-        if not await _authorized(engine, request):
-            return _error(401, "missing or unknown API token")
-        found = await run_in_threadpool(
-            queries.issue_detail, engine, int(request.path_params["issue_id"])
-        )
-        return _error(404, "no such issue") if found is None else JSONResponse(found)
+        return await _one(engine, request, queries.issue_detail, "issue_id", "issue")
 
     async def list_sessions(request: Request) -> Response:
         """
@@ -173,14 +189,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
         responses:
           200: {description: "{sessions: [{id, name, app_version, start_time, exit_kind, issue_ids}]}"}
         """  # noqa: E501
-        if not await _authorized(engine, request):
-            return _error(401, "missing or unknown API token")
-        project = await _project_of(engine, request)
-        if isinstance(project, JSONResponse):
-            return project
-        return JSONResponse(
-            {"sessions": await run_in_threadpool(queries.list_sessions, engine, project)}
-        )
+        return await _per_project(engine, request, "sessions", queries.list_sessions)
 
     async def get_session(request: Request) -> Response:
         """
@@ -189,12 +198,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
           200: {description: the report}
           404: {description: no such session}
         """
-        if not await _authorized(engine, request):
-            return _error(401, "missing or unknown API token")
-        found = await run_in_threadpool(
-            queries.session_report, engine, int(request.path_params["session_id"])
-        )
-        return _error(404, "no such session") if found is None else JSONResponse(found)
+        return await _one(engine, request, queries.session_report, "session_id", "session")
 
     async def list_releases(request: Request) -> Response:
         """
@@ -202,14 +206,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
         responses:
           200: {description: "{releases: [{release, sessions, crash_free_rate, stall_rate, launch_p50_s, launch_p95_s}]}"}
         """  # noqa: E501
-        if not await _authorized(engine, request):
-            return _error(401, "missing or unknown API token")
-        project = await _project_of(engine, request)
-        if isinstance(project, JSONResponse):
-            return project
-        return JSONResponse(
-            {"releases": await run_in_threadpool(queries.releases, engine, project)}
-        )
+        return await _per_project(engine, request, "releases", queries.releases)
 
     return Starlette(routes=[
         Route("/api/v1/ingest", ingest, methods=["POST"]),
