@@ -12,9 +12,11 @@ Its cost (CPU spent on snapshots, tracemalloc's own memory) is in ``memory-trace
 
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
@@ -54,7 +56,7 @@ class MemoryMonitor:
 
     def __init__(self) -> None:
         self._ctx: AgentContext | None = None
-        self._process: Any = None
+        self._resident: Callable[[], int] = resident_reader_unset
         self._points: deque[tuple[float, float]] = deque()
         self._rule = GrowthRule()
         self._mode = "auto"
@@ -71,8 +73,6 @@ class MemoryMonitor:
         self._unwritten: list[LeakSuspect] = []
 
     def start(self, ctx: AgentContext) -> None:
-        import psutil  # agent dependency, imported when the monitor starts
-
         config = ctx.config.memory
         if config.trace not in TRACE_MODES:
             raise ValueError(f"memory.trace = {config.trace!r}: use auto, always or never")
@@ -81,7 +81,7 @@ class MemoryMonitor:
         self._rule = GrowthRule(
             config.window_s, config.growth_min_mb * MB, config.growth_min_percent
         )
-        self._process = psutil.Process()
+        self._resident = resident_reader()
         if self._mode == "always":
             self._start_tracing("always")
         self.tick()
@@ -93,7 +93,7 @@ class MemoryMonitor:
         if ctx is None:
             return
         now = time.monotonic()
-        self._points.append((now, float(self._process.memory_info().rss)))
+        self._points.append((now, float(self._resident())))
         while self._points and self._points[0][0] < now - self._rule.window_s * 1.5:
             self._points.popleft()
         finding = footprint_growth(list(self._points), self._rule)
@@ -289,3 +289,26 @@ def _growing(censuses: deque[dict[str, int]]) -> list[SteadyGrowth[str]]:
     """Types (not hawkwatch's own) whose counts rose in most censuses, at most ``MAX_TYPES``."""
     found = steady_growth(list(censuses), min_growth=10, min_fraction=0.75)
     return [g for g in found if not g.key.startswith("hawkwatch.")][:MAX_TYPES]
+
+
+def resident_reader_unset() -> int:
+    """Before ``start``: nothing measured yet."""
+    return 0
+
+
+def resident_reader() -> Callable[[], int]:
+    """The process's resident size in bytes: ``/proc/self/statm`` on Linux (no psutil import at
+    start-up, ~6 ms), psutil elsewhere."""
+    statm = "/proc/self/statm"
+    if os.path.exists(statm):
+        page = os.sysconf("SC_PAGE_SIZE")
+
+        def from_proc() -> int:
+            with open(statm, "rb") as f:
+                return int(f.read().split()[1]) * page
+
+        return from_proc
+    import psutil
+
+    process = psutil.Process()
+    return lambda: int(process.memory_info().rss)
