@@ -51,8 +51,16 @@ def census(
     # Instances grouped in per-type lists, not counted in ints: under tracemalloc every int
     # a counter allocates is traced, a list append almost never allocates.
     buckets: dict[type, list[Any]] = {}
-    for generation in (2, 1, 0):
-        objects = gc.get_objects(generation)
+    # The three lists are taken with the collector off: a collection between two of them would
+    # move young objects into a generation already listed, and they would be missed.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        generations = [gc.get_objects(generation) for generation in (2, 1, 0)]
+    finally:
+        if enabled:
+            gc.enable()
+    for objects in generations:
         try:
             for index, obj in enumerate(objects):
                 bucket = buckets.get(type(obj))
