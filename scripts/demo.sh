@@ -3,7 +3,8 @@
 #   1. a web service with a slow launch, a memory leak and long GC pauses (resources, launch, GC);
 #   2. an asyncio service whose handlers block its event loop (stalls with the blocking line),
 #      run with the continuous profiler, whose samples become a flame graph;
-#   3. real iOS crash reports (.crash, .ips, KSCrash) read and grouped.
+#   3. a client whose HTTP requests are slow, failing, duplicated and blocking its event loop;
+#   4. real iOS crash reports (.crash, .ips, KSCrash) read and grouped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -20,5 +21,9 @@ $hawkwatch run --app-name stall-demo --profile -- .venv/bin/python examples/stal
 $hawkwatch report
 $hawkwatch profile --format svg -o "$HAWKWATCH_HOME/stall-demo-flamegraph.svg"
 
-echo "=== 3. iOS crash reports from real apps, grouped by cause"
+echo "=== 3. a client with slow, failing, duplicate and loop-blocking HTTP requests"
+$hawkwatch run --app-name network-demo -- .venv/bin/python examples/network_demo.py
+$hawkwatch network
+
+echo "=== 4. iOS crash reports from real apps, grouped by cause"
 $hawkwatch crashes tests/fixtures/crash

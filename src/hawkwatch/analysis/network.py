@@ -154,12 +154,13 @@ def _duplicates(
     requests: tuple[NetworkTransaction, ...], th: NetworkThresholds
 ) -> list[NetworkFinding]:
     """Runs of the same method and URL each starting within the window of the previous one."""
-    by_call: dict[tuple[str, str], list[int]] = {}
+    by_call: dict[tuple[str, str, str | None], list[int]] = {}
     for i, request in enumerate(requests):
-        if request.redirect_to is None:
-            by_call.setdefault((request.method, request.url), []).append(i)
+        if request.redirect_to is None:  # same path, same query values (by digest)
+            call = (request.method, request.url, request.query_digest)
+            by_call.setdefault(call, []).append(i)
     found = []
-    for (method, url), indexes in by_call.items():
+    for (method, url, _query), indexes in by_call.items():
         runs = [[indexes[0]]]
         for i in indexes[1:]:
             if requests[i].start - requests[runs[-1][-1]].start <= th.duplicate_window_s:

@@ -123,6 +123,7 @@ class Timeline:
             on_loop_thread=self.on_loop_thread,
             frames=self.frames,
             redirect_to=None if self.redirect_to is None else redact_url(self.redirect_to),
+            query_digest=_query_digest(self.url),
         )
 
     def phases(self) -> Phases:
@@ -146,6 +147,17 @@ class Timeline:
 @functools.lru_cache(maxsize=1024)
 def _redacted(url: str, keep_params: frozenset[str]) -> str:
     return redact_url(url, keep_params)  # the same URLs come again and again: parse them once
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_digest(url: str) -> str | None:
+    """8 bytes of BLAKE2b over the URL's query (hashed on the scheduler thread, not per request)."""
+    query = url.partition("?")[2].partition("#")[0]
+    if not query:
+        return None
+    import hashlib
+
+    return hashlib.blake2b(query.encode(errors="replace"), digest_size=8).hexdigest()
 
 
 @functools.lru_cache(maxsize=1024)

@@ -69,6 +69,9 @@ class NetworkTransaction(JsonRecord, frozen=True, kw_only=True):
     on_loop_thread: bool = False
     frames: tuple[CallSite, ...] = ()
     redirect_to: str | None = None
+    query_digest: str | None = None
+    """A short digest of the query as sent (its values are redacted in ``url``): tells two
+    requests to the same path with different parameters apart, without keeping them."""
 
     def record_key(self) -> str:
         return f"{time_key(self.start)}_{self.index}"
