@@ -51,13 +51,20 @@ class _Worker:
         thread = self.thread
         if thread is not None and thread.is_alive():
             return
-        with self.start_lock:
+        # Never wait for the lock: whoever holds it is starting the thread already. The holder
+        # may even be this thread, re-entered from a gc callback that writes a record (a gc can
+        # run inside ``is_alive`` below): waiting would deadlock it (seen on 3.12).
+        if not self.start_lock.acquire(blocking=False):
+            return
+        try:
             thread = self.thread
             if (thread is not None and thread.is_alive()) or self.stopping:
                 return  # running, or paused for a fork (restarted right after it)
             thread = threading.Thread(target=self._run, name="hawkwatch-store", daemon=True)
             self.thread = thread
             thread.start()
+        finally:
+            self.start_lock.release()
 
     def stop_for_fork(self) -> None:
         """Stop the thread before ``fork()``, leaving queued work for after the fork.
