@@ -122,8 +122,14 @@ class InterruptsDeferred:
         self.interrupted = True
 
     def __exit__(self, *exc_info: object) -> None:
-        if self.previous is not None:
+        if self.previous is None:
+            return
+        try:
             signal.signal(signal.SIGINT, self.previous)
+        except KeyboardInterrupt:
+            # Arrived just as Python's handler went back (it runs when the call returns):
+            # still inside our frame, so it is deferred like the others.
+            self.interrupted = True
 
 
 def _exit_code_of(status: object) -> int:
