@@ -1,12 +1,19 @@
-"""Fixtures shared by every test: an isolated hawkwatch home, and a stopped agent afterwards."""
+"""Fixtures shared by every test: an isolated hawkwatch home, a stopped agent afterwards, and a
+browser for tests of pages."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+    from tests.pages import WatchedPage
 
 
 @pytest.fixture(autouse=True)
@@ -33,3 +40,21 @@ def stopped_agent() -> Iterator[None]:
 
     yield
     hawkwatch.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless Chromium (Playwright) for the whole run; each test opens its own context."""
+    from tests.pages import launched_browser
+
+    with launched_browser() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[WatchedPage]:
+    """A fresh, watched page: console errors, page errors and requests are kept on it."""
+    from tests.pages import watched_page
+
+    with watched_page(browser) as watched:
+        yield watched
