@@ -26,47 +26,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, NoReturn, Protocol
 
-
-class _AfterImport:
-    """A ``sys.meta_path`` finder that runs ``callback`` right after ``name`` is loaded.
-
-    Re-entrance is guarded per thread: another finder of the same kind (the stall monitor's)
-    asks the other finders in turn, and would otherwise ask this one back forever.
-    """
-
-    def __init__(self, name: str, callback: Callable[[], None]) -> None:
-        self.name = name
-        self.callback = callback
-        self._busy = threading.local()
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != self.name or getattr(self._busy, "on", False):
-            return None
-        self._busy.on = True
-        try:
-            spec = None
-            for finder in sys.meta_path:
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
-        finally:
-            self._busy.on = False
-        loader = getattr(spec, "loader", None)
-        original = getattr(loader, "exec_module", None)
-        if spec is None or original is None:
-            return spec
-        callback = self.callback
-
-        def exec_module(module: Any) -> None:
-            original(module)
-            with contextlib.suppress(Exception):  # the import itself must never fail for us
-                callback()
-
-        loader.exec_module = exec_module  # type: ignore[union-attr]
-        return spec
+from hawkwatch.agent.import_hooks import AfterImport
+from hawkwatch.agent.runtime import report_error
 
 
 class CrashSink(Protocol):
@@ -84,7 +45,7 @@ class CrashHooks:
         self.sink = sink
         self.active = False
         self._saved: dict[str, tuple[Any, str, Any, Any]] = {}  # owner, name, previous, ours
-        self._import_hook: _AfterImport | None = None
+        self._import_hook: AfterImport | None = None
         self._asyncio: tuple[type, Any, Any] | None = None
 
     def install(self) -> None:
@@ -93,8 +54,11 @@ class CrashHooks:
         self._wrap(threading, "excepthook", self._thread_hook_wrapper)
         self._wrap(sys, "unraisablehook", self._unraisable_wrapper)
         self._wrap(os, "_exit", self._os_exit_wrapper)
-        self._import_hook = _AfterImport("asyncio.base_events", self._patch_asyncio)
-        sys.meta_path.insert(0, self._import_hook)
+        self._import_hook = AfterImport(
+            {"asyncio.base_events": self._patch_asyncio},
+            lambda exc: report_error("crash", "asyncio-hook", exc),
+        )
+        self._import_hook.install()
         self._patch_asyncio()
 
     def uninstall(self) -> None:
@@ -103,8 +67,8 @@ class CrashHooks:
             if getattr(owner, name, None) is wrapper:
                 setattr(owner, name, previous)
                 del self._saved[key]
-        if self._import_hook is not None and self._import_hook in sys.meta_path:
-            sys.meta_path.remove(self._import_hook)
+        if self._import_hook is not None:
+            self._import_hook.uninstall()
         self._import_hook = None
         if self._asyncio is not None:
             cls, previous, wrapper = self._asyncio

@@ -1,7 +1,7 @@
 """How the stall monitor finds the loops to watch, without costing a loop iteration anything.
 
-Two Python-level methods are patched, once, as soon as their module is imported (a
-``sys.meta_path`` finder runs a callback right after the import, so an app that imports tkinter
+Two Python-level methods are patched, once, as soon as their module is imported (``import_hooks``
+runs a callback right after the import, so an app that imports tkinter
 and enters ``mainloop`` at once is not missed): ``asyncio.BaseEventLoop.run_forever`` (every
 ``asyncio.run``/``run_until_complete`` goes through it) and ``tkinter.Misc.mainloop`` (which
 then runs a ticker in the Tk loop). Loops already running when asyncio is first seen are found
@@ -12,7 +12,6 @@ by looking for ``run_forever`` frames in the thread stacks. uvloop's loop does n
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 import weakref
@@ -20,48 +19,9 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
+from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.plugins.stall_loops import TARGETS, BeatTarget, PingTarget
 from hawkwatch.agent.runtime import report_error
-
-
-class _AfterImport:
-    """A ``sys.meta_path`` finder that runs a callback right after a named module is loaded.
-
-    The watchdog's periodic look at ``sys.modules`` could come too late: an app that imports
-    tkinter and enters ``mainloop`` at once would be in the loop before the patch. For other
-    names ``find_spec`` returns None at once (one call per module actually loaded).
-    """
-
-    def __init__(self, callbacks: dict[str, Callable[[], None]]) -> None:
-        self.callbacks = callbacks
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        callback = self.callbacks.get(name)
-        if callback is None:
-            return None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        loader = spec.loader
-        original = getattr(loader, "exec_module", None)
-        if original is None:
-            return spec
-
-        def exec_module(module: Any) -> None:
-            original(module)
-            try:
-                callback()
-            except Exception as exc:  # the import itself must never fail for us
-                report_error("stall", "discovery", exc)
-
-        loader.exec_module = exec_module
-        return spec
 
 
 class Discovery:
@@ -70,7 +30,7 @@ class Discovery:
     def __init__(self, tk_interval: float) -> None:
         self.tk_interval = tk_interval
         self._lock = threading.Lock()
-        self._hook: _AfterImport | None = None
+        self._hook: AfterImport | None = None
         self._asyncio_class: Any = None
         self._asyncio_original: Any = None
         self._asyncio_wrapper: Any = None
@@ -87,8 +47,8 @@ class Discovery:
         if tk:
             callbacks["tkinter"] = self.tk
         if callbacks:
-            self._hook = _AfterImport(callbacks)
-            sys.meta_path.insert(0, self._hook)
+            self._hook = AfterImport(callbacks, lambda exc: report_error("stall", "discovery", exc))
+            self._hook.install()
         for callback in callbacks.values():
             callback()
 
@@ -174,8 +134,7 @@ class Discovery:
     def remove(self) -> None:
         """Put the original methods back, unless someone replaced ours since."""
         if self._hook is not None:
-            with contextlib.suppress(ValueError):
-                sys.meta_path.remove(self._hook)
+            self._hook.uninstall()
             self._hook = None
         if self._asyncio_class is not None and (
             self._asyncio_class.__dict__.get("run_forever") is self._asyncio_wrapper
