@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from hawkwatch.analysis.allocations import app_image_names, build_allocation_report
 from hawkwatch.model.allocation_report import KIB, MIB, ReportRules
-from hawkwatch.model.allocations import Group, LiveAllocations, NativeFrame, UniquingTable
+from hawkwatch.model.allocations import Group, LiveAllocations, NativeFrame
 from hawkwatch.model.crash import CrashImage
+from hawkwatch.model.stack import UniquingTable
 
 APP = "/private/var/containers/Bundle/Application/X/Demo.app/Demo"
 IMAGES = (

@@ -12,7 +12,6 @@ from hawkwatch.model.allocations import (
     Group,
     LiveAllocations,
     NativeFrame,
-    UniquingTable,
     call_tree,
     growth,
     map_frames,
@@ -20,7 +19,7 @@ from hawkwatch.model.allocations import (
     with_image_names,
 )
 from hawkwatch.model.crash import CrashImage
-from hawkwatch.model.stack import PyFrame
+from hawkwatch.model.stack import PyFrame, UniquingTable
 
 LOAD = PyFrame("load", "app/cache.py", 12, "app.cache")
 HANDLE = PyFrame("handle", "app/views.py", 40, "app.views")

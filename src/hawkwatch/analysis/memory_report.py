@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hawkwatch.model import collections as c
-from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, UniquingTable
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations
 from hawkwatch.model.memory_report import MemoryReport, TracingWindow
 from hawkwatch.model.record import Record
 from hawkwatch.model.records import (
@@ -22,7 +22,7 @@ from hawkwatch.model.records import (
     ResidentMemory,
     decode_all,
 )
-from hawkwatch.model.stack import PyFrame
+from hawkwatch.model.stack import PyFrame, UniquingTable
 
 MB = 1024 * 1024
 COLLECTIONS = frozenset(

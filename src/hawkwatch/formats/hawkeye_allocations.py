@@ -30,14 +30,9 @@ from hawkwatch.formats.hawkeye import read_dyld_images
 from hawkwatch.formats.hawkeye_stacks import crash_images
 from hawkwatch.formats.msl_table import ROOT, MslTable, StackInterner
 from hawkwatch.model import Parsed, Skipped
-from hawkwatch.model.allocations import (
-    AllocationFrame,
-    Group,
-    LiveAllocations,
-    UniquingTable,
-    merge_groups,
-)
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, merge_groups
 from hawkwatch.model.crash import CrashImage
+from hawkwatch.model.stack import UniquingTable
 
 MALLOC_NAME: Final = "malloc_records_raw"
 VM_NAME: Final = "vm_records_raw"

@@ -34,13 +34,8 @@ from hawkwatch.formats._vm_tags import MALLOC
 from hawkwatch.formats.msl_folder import parse_binary_images
 from hawkwatch.formats.msl_table import StackInterner, parse_nodes
 from hawkwatch.model import Parsed, Skipped
-from hawkwatch.model.allocations import (
-    AllocationFrame,
-    Group,
-    LiveAllocations,
-    UniquingTable,
-    merge_groups,
-)
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, merge_groups
+from hawkwatch.model.stack import UniquingTable
 
 MAGIC: Final = b"bplist00"
 _PLIST_ERRORS: Final = (

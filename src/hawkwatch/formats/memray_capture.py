@@ -12,14 +12,8 @@ from pathlib import Path
 
 from hawkwatch.errors import FormatError, HawkwatchError
 from hawkwatch.model import Parsed
-from hawkwatch.model.allocations import (
-    AllocationFrame,
-    Group,
-    LiveAllocations,
-    UniquingTable,
-    merge_groups,
-)
-from hawkwatch.model.stack import PyFrame
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, merge_groups
+from hawkwatch.model.stack import PyFrame, UniquingTable
 
 #: memray files start with its magic, or are an LZ4 frame holding it (its default).
 MAGICS = (b"memray", b"\x04\x22\x4d\x18")

@@ -25,14 +25,9 @@ from hawkwatch.formats.hawkeye_stacks import crash_images
 from hawkwatch.formats.msl import Replay, read_index
 from hawkwatch.formats.msl_table import MAGIC, MslTable, StackInterner, lite_live_bytes, parse_table
 from hawkwatch.model import Parsed, Skipped
-from hawkwatch.model.allocations import (
-    AllocationFrame,
-    Group,
-    LiveAllocations,
-    UniquingTable,
-    merge_groups,
-)
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, merge_groups
 from hawkwatch.model.crash import CrashImage
+from hawkwatch.model.stack import UniquingTable
 
 INDEX_NAME: Final = re.compile(r"^stack-logs\.(?P<pid>\d+)\.[0-9a-f]+\.(?P<prog>.*)\.\w+\.index$")
 MAX_IMAGE_TEXT: Final = 8 << 20

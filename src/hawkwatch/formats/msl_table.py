@@ -26,7 +26,8 @@ import numpy as np
 import numpy.typing as npt
 
 from hawkwatch.errors import FormatError
-from hawkwatch.model.allocations import AllocationFrame, NativeFrame, UniquingTable
+from hawkwatch.model.allocations import AllocationFrame, NativeFrame
+from hawkwatch.model.stack import UniquingTable
 
 MAGIC: Final = b"MslUniquingTable"
 HEADER: Final = struct.Struct("<QQQQQIQQB3xI")  # 68 bytes, #pragma pack(4)

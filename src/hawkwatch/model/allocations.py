@@ -13,15 +13,13 @@ snapshots of one process (the same table), which is what leak detection needs.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Generic, NamedTuple, TypeVar
+from typing import NamedTuple
 
 from hawkwatch.model.crash import CrashImage
 from hawkwatch.model.profile import CallNode, CallTree, Frame
-from hawkwatch.model.stack import PyFrame
-
-F = TypeVar("F", bound=Hashable)
+from hawkwatch.model.stack import PyFrame, UniquingTable
 
 
 class NativeFrame(NamedTuple):
@@ -50,58 +48,6 @@ class NativeFrame(NamedTuple):
 
 AllocationFrame = PyFrame | NativeFrame
 """A frame of an allocation stack: Python (tracemalloc, memray) or native (iOS artifacts)."""
-
-
-class UniquingTable(Generic[F]):
-    """Stacks as ``(frame index, parent id)`` nodes: equal stacks and common tails cost one id.
-
-    Node ids are handed out parents first (a node's parent id is always smaller), so a single
-    forward pass over ``nodes`` can rebuild or transform the whole table.
-    """
-
-    def __init__(self) -> None:
-        self.frames: list[F] = []
-        self.nodes: list[tuple[int, int]] = []
-        self._frame_ids: dict[F, int] = {}
-        self._node_ids: dict[tuple[int, int], int] = {}
-
-    def __len__(self) -> int:
-        return len(self.nodes)
-
-    def frame_id(self, frame: F) -> int:
-        found = self._frame_ids.get(frame)
-        if found is None:
-            found = self._frame_ids[frame] = len(self.frames)
-            self.frames.append(frame)
-        return found
-
-    def child(self, frame_id: int, parent: int) -> int:
-        """Id of stack ``parent`` (-1: none) with frame ``frame_id`` called from it."""
-        key = (frame_id, parent)
-        node = self._node_ids.get(key)
-        if node is None:
-            node = self._node_ids[key] = len(self.nodes)
-            self.nodes.append(key)
-        return node
-
-    def push(self, frame: F, parent: int) -> int:
-        """``child`` for a frame value."""
-        return self.child(self.frame_id(frame), parent)
-
-    def add(self, stack: Sequence[F]) -> int:
-        """Id of ``stack`` (innermost first); -1 for the empty stack."""
-        parent = -1
-        for frame in reversed(stack):
-            parent = self.push(frame, parent)
-        return parent
-
-    def stack(self, stack_id: int) -> tuple[F, ...]:
-        """The frames of a stack id, innermost first (empty for -1)."""
-        frames: list[F] = []
-        while stack_id >= 0:
-            frame_id, stack_id = self.nodes[stack_id]
-            frames.append(self.frames[frame_id])
-        return tuple(frames)
 
 
 @dataclass(frozen=True, slots=True)

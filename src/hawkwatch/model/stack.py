@@ -11,8 +11,10 @@ one id, so a profile of a million samples over a few hundred distinct stacks sta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Hashable, Sequence
+from typing import Generic, NamedTuple, Self, TypeVar
+
+F = TypeVar("F", bound=Hashable)
 
 
 class PyFrame(NamedTuple):
@@ -38,30 +40,24 @@ Stack = tuple[PyFrame, ...]
 """Innermost frame first."""
 
 
-class StackTable:
-    """Uniquing table: a stack becomes one id; equal stacks share it, and so do common tails.
+class UniquingTable(Generic[F]):
+    """Stacks as ``(frame index, parent id)`` nodes: equal stacks and common tails cost one id.
 
     Node ``i`` is ``(frame_index, parent_id)`` with parent ``-1`` for an outermost frame; frames
-    are stored once in ``frames``; ``model.records.CpuProfile`` is its stored form.
+    are stored once in ``frames``. Node ids are handed out parents first (a node's parent id is
+    always smaller), so a single forward pass over ``nodes`` can rebuild or transform the table.
     """
 
     def __init__(self) -> None:
-        self.frames: list[PyFrame] = []
+        self.frames: list[F] = []
         self.nodes: list[tuple[int, int]] = []
-        self._frame_ids: dict[PyFrame, int] = {}
+        self._frame_ids: dict[F, int] = {}
         self._node_ids: dict[tuple[int, int], int] = {}
 
     def __len__(self) -> int:
         return len(self.nodes)
 
-    def add(self, stack: Sequence[PyFrame]) -> int:
-        """Id of ``stack`` (innermost first); -1 for the empty stack."""
-        parent = -1
-        for frame in reversed(stack):
-            parent = self.child(self.frame_id(frame), parent)
-        return parent
-
-    def frame_id(self, frame: PyFrame) -> int:
+    def frame_id(self, frame: F) -> int:
         """Index of ``frame`` in ``frames``, added on first sight."""
         found = self._frame_ids.get(frame)
         if found is None:
@@ -78,16 +74,27 @@ class StackTable:
             self.nodes.append(key)
         return node
 
-    def stack(self, stack_id: int) -> Stack:
-        """The stack an id stands for, innermost first."""
-        frames: list[PyFrame] = []
+    def push(self, frame: F, parent: int) -> int:
+        """``child`` for a frame value."""
+        return self.child(self.frame_id(frame), parent)
+
+    def add(self, stack: Sequence[F]) -> int:
+        """Id of ``stack`` (innermost first); -1 for the empty stack."""
+        parent = -1
+        for frame in reversed(stack):
+            parent = self.child(self.frame_id(frame), parent)
+        return parent
+
+    def stack(self, stack_id: int) -> tuple[F, ...]:
+        """The frames of a stack id, innermost first (empty for -1)."""
+        frames: list[F] = []
         while stack_id >= 0:
             frame_id, stack_id = self.nodes[stack_id]
             frames.append(self.frames[frame_id])
         return tuple(frames)
 
     @classmethod
-    def restore(cls, frames: Sequence[PyFrame], nodes: Sequence[tuple[int, int]]) -> StackTable:
+    def restore(cls, frames: Sequence[F], nodes: Sequence[tuple[int, int]]) -> Self:
         """Rebuild a stored table (ids kept); ``ValueError`` when a node points outside it."""
         table = cls()
         for frame in frames:
@@ -99,3 +106,7 @@ class StackTable:
             table._node_ids.setdefault((frame_id, parent), index)
             table.nodes.append((frame_id, parent))
         return table
+
+
+class StackTable(UniquingTable[PyFrame]):
+    """The uniquing table of Python stacks; ``model.records.CpuProfile`` is its stored form."""

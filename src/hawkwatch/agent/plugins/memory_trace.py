@@ -22,8 +22,8 @@ from pathlib import Path
 from hawkwatch.analysis.allocations import build_allocation_report
 from hawkwatch.analysis.memory_growth import SteadyGrowth, steady_growth
 from hawkwatch.model.allocation_report import ReportRules
-from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations, UniquingTable
-from hawkwatch.model.stack import PyFrame
+from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations
+from hawkwatch.model.stack import PyFrame, UniquingTable
 
 _PACKAGE = str(Path(__file__).resolve().parents[2]) + "/"
 _AGENT = _PACKAGE + "agent/"

@@ -8,7 +8,7 @@ crossing 25/50/75/95 % of the process's memory limit (KSCrash's levels).
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Literal
+from typing import ClassVar, Final, Literal, get_args
 
 import msgspec
 
@@ -16,17 +16,6 @@ from hawkwatch.model import collections as c
 from hawkwatch.model.records._codec import Count, Finite, JsonRecord, NonNegative, time_key
 
 #: How a process can end (``docs/collections.md`` explains each).
-EXIT_KINDS: Final = (
-    "clean",
-    "exit-code",
-    "exception",
-    "fatal-signal",
-    "killed",
-    "oom-killed",
-    "hang-killed",
-    "reboot",
-    "unknown",
-)
 ExitKind = Literal[
     "clean",
     "exit-code",
@@ -38,6 +27,7 @@ ExitKind = Literal[
     "reboot",
     "unknown",
 ]
+EXIT_KINDS: Final = get_args(ExitKind)
 #: KSCrash's memory levels, percent of the limit.
 MEMORY_LEVELS: Final = (25, 50, 75, 95)
 
