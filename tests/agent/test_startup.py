@@ -21,6 +21,9 @@ NOT_AT_START = (
     "hawkwatch.analysis.session_report",  # the report's machinery
     "hawkwatch.analysis.calltree",  # needed when a CPU episode is written
     "hawkwatch.agent.plugins.profiler",  # off by default
+    "hawkwatch.agent.plugins.memory_trace",  # after a growth finding
+    "hawkwatch.model.allocation_report",
+    "hawkwatch.analysis.allocations",
     "hawkwatch.model.report",
     "psutil",  # Linux reads /proc
     "hashlib",  # fingerprints: at the first stall

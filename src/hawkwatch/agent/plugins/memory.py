@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 
 from hawkwatch.agent.plugins.memory_objects import census, referrer_path
-from hawkwatch.agent.plugins.memory_trace import AllocationTracer
 from hawkwatch.analysis.memory_growth import (
     GrowthRule,
     SteadyGrowth,
@@ -41,6 +40,7 @@ from hawkwatch.model.records.memory import (
 
 if TYPE_CHECKING:
     from hawkwatch.agent.monitor import AgentContext
+    from hawkwatch.agent.plugins.memory_trace import AllocationTracer
 
 MB = 1024 * 1024
 TRACE_MODES = ("auto", "always", "never")
@@ -136,6 +136,10 @@ class MemoryMonitor:
     def _start_tracing(self, reason: str) -> None:
         if self._ctx is None:
             return
+        # Imported here: the tracer and the allocation model behind it cost ~12 ms to import,
+        # paid only by a process that grows (or asks for tracing), not by every start.
+        from hawkwatch.agent.plugins.memory_trace import AllocationTracer
+
         config = self._ctx.config.memory
         tracer = AllocationTracer(config.trace_frames)
         tracer.start()
