@@ -49,7 +49,7 @@ class ScriptedTarget(Target):
 
 @pytest.fixture
 def monitor(hawkwatch_home: Path) -> Iterator[tuple[StallMonitor, Clock, ScriptedTarget]]:
-    hawkwatch.start(stall_enabled=False, stall_threshold_s=0.5, **QUIET)
+    hawkwatch.start(stall_enabled=False, stall_asyncio_threshold_s=0.5, **QUIET)
     agent = current_agent()
     assert agent is not None and agent.context is not None
     clock = Clock()

@@ -5,8 +5,10 @@
   the threshold and re-armed by the watchdog's checks, it fires only when the watchdog could
   not run for a while, and then writes every thread's stack here. Re-arming is not free: it
   waits, holding the GIL, for the previous C thread to end (0.05–0.5 ms), so it is re-armed
-  every ``threshold - 2 × interval`` (0.2 s by default), not on every check: it then fires
-  after 0.2–0.4 s without a check, so always within a GIL-holding stall of the threshold.
+  only once the last arming is older than ``timeout - 2 × interval``: it then fires after two
+  to ``timeout / interval`` missed checks. Its timeout follows the most demanding loop watched
+  (``stall_thresholds.Thresholds.backstop``): 0.2 s with an asyncio loop (re-armed on every
+  check), 0.4 s with only GUI or heartbeat loops (re-armed every other check).
   The watchdog turns what it finds into a sample of the stall in progress and empties the
   file; what is left at stop becomes a stall record, what is left in a dead process's session
   becomes ``hang-kill`` at the next launch.
@@ -129,7 +131,8 @@ class Backstop:
     def __init__(self, session: Session, timeout: float, rearm_every: float) -> None:
         self.path = session.path / BACKSTOP_NAME
         self.timeout = timeout
-        self.rearm_every = rearm_every
+        """The timeout it was last armed with (``retune`` only asks for the next one)."""
+        self._wanted = (timeout, rearm_every)
         self._armed_at = 0.0
         self._file: IO[bytes] | None = open(self.path, "ab+")  # noqa: SIM115 - held for the session
         self.armed_wall = 0.0
@@ -137,13 +140,21 @@ class Backstop:
         self.app = AppWatchdog()
         self.app.install()
 
+    def retune(self, timeout: float, rearm_every: float) -> None:
+        """Another timeout (the loops watched changed): the next ``arm`` applies it at once."""
+        if (timeout, rearm_every) != self._wanted:
+            self._wanted = (timeout, rearm_every)
+            self._armed_at = float("-inf")
+
     def arm(self, now: float) -> None:
         """Arm (or re-arm) unless it was armed less than ``rearm_every`` ago (``now``: perf)."""
-        if self._file is None or (self.armed and now - self._armed_at < self.rearm_every):
+        timeout, rearm_every = self._wanted
+        if self._file is None or (self.armed and now - self._armed_at < rearm_every):
             return
-        if not self.app.arm(self.timeout, self._file):
+        if not self.app.arm(timeout, self._file):
             self.armed = False  # the app's own watchdog is pending: step aside
             return
+        self.timeout = timeout
         self.armed_wall = time.time()
         self._armed_at = now
         self.armed = True

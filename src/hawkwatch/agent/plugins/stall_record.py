@@ -124,6 +124,25 @@ class Episode:
         return self.backstop[0].stack if self.backstop else ()
 
 
+def shows_the_program(episode: Episode) -> bool:
+    """Whether a spell shows something the program did: a stack (sample or backstop dump)
+    other than an asyncio loop idle in its own selector.
+
+    A loop waiting in ``select`` had nothing to do: the ping's wake-up reached a thread that got
+    no core (or no GIL) to take it, which on a loaded host happens for 100 ms and more. That is
+    the machine's doing, and a spell without any stack has nothing to show for itself.
+    """
+    return any(not _idle_in_selector(sample.stack) for sample, _, _ in episode.samples())
+
+
+def _idle_in_selector(stack: Stack) -> bool:
+    if len(stack) < 2:
+        return not stack
+    inner, caller = stack[0].func, stack[1].func
+    # faulthandler names frames by co_name ("select"), the sampler by qualified name
+    return (inner == "select" or inner.endswith("Selector.select")) and caller.endswith("_run_once")
+
+
 def build_value(
     episode: Episode,
     *,
