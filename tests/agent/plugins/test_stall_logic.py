@@ -6,6 +6,7 @@ test calls ``_tick(now)`` itself, so nothing here waits for time to pass.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pytest
 import hawkwatch
 from hawkwatch.agent import current_agent
 from hawkwatch.agent.plugins.stall import StallMonitor
+from hawkwatch.agent.plugins.stall_files import Backstop
 from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, OK, TARGETS, Poll, Target
 from hawkwatch.model import collections as c
 from tests.builders import agent_records
@@ -128,3 +130,67 @@ def test_a_hang_marker_exists_only_while_a_stall_past_the_threshold_lasts(monito
     stall._tick(clock.now)
     assert list(session.path.glob("hang-*.json")) == []
     assert len(full_stalls()) == 1
+
+
+def test_each_kind_is_judged_by_its_own_threshold(monitor) -> None:
+    """0.45 s: a stall of a heartbeat loop (400 ms), none of an asyncio loop (here 500 ms)."""
+    stall, clock, target = monitor
+    stall_in_same_place(stall, clock, target, 0.45)
+    assert full_stalls() == []
+    target.kind = "heartbeat"
+    stall_in_same_place(stall, clock, target, 0.45)
+    [record] = full_stalls()
+    assert record["loop"] == "heartbeat"
+
+
+@pytest.fixture
+def idle_loop_thread() -> Iterator[int]:
+    """A real asyncio loop in its own thread, idle in its selector; yields the thread's id."""
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    loop.call_soon(ready.set)
+    thread = threading.Thread(target=loop.run_forever, name="idle-loop")
+    thread.start()
+    assert ready.wait(10)
+    assert thread.ident is not None
+    yield thread.ident
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join()
+    loop.close()
+
+
+def test_a_spell_of_a_loop_idle_in_its_selector_is_the_machines(monitor, idle_loop_thread) -> None:
+    """Its thread got no core to take the ping's answer: nothing the program did, no record."""
+    stall, clock, target = monitor
+    target.thread_id = idle_loop_thread
+    stall_in_same_place(stall, clock, target, 0.8)
+    assert full_stalls() == []
+    target.thread_id = threading.get_ident()  # the same spell, the program busy: a stall
+    stall_in_same_place(stall, clock, target, 0.8)
+    assert len(full_stalls()) == 1
+
+
+def test_a_spell_without_any_stack_is_never_recorded(monitor) -> None:
+    stall, clock, target = monitor
+    finished = threading.Thread(target=lambda: None)
+    finished.start()
+    finished.join()
+    assert finished.ident is not None
+    target.thread_id = finished.ident  # no stack to sample: the thread is gone
+    stall_in_same_place(stall, clock, target, 0.8)
+    assert full_stalls() == []
+
+
+def test_a_retuned_backstop_is_armed_with_its_new_timeout_at_the_next_check(monitor) -> None:
+    session = current_agent().session  # type: ignore[union-attr]
+    backstop = Backstop(session, 0.4, 0.2)
+    try:
+        backstop.arm(10.0)
+        assert (backstop.armed, backstop.timeout) == (True, 0.4)
+        backstop.arm(10.1)  # within re-arm-every: left alone
+        assert backstop.timeout == 0.4
+        backstop.retune(0.2, 0.0)  # an asyncio loop turned up
+        backstop.arm(10.1)
+        assert (backstop.armed, backstop.timeout) == (True, 0.2)
+    finally:
+        backstop.close(remove_if_empty=True)
