@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sysconfig
 import threading
 import time
 from collections import deque
@@ -44,6 +43,7 @@ from hawkwatch.agent.plugins.stall_record import (
     build_value,
     compact_value,
     encode_parts,
+    library_prefixes,
     shows_the_program,
     task_info,
     thread_count,
@@ -117,7 +117,7 @@ class StallMonitor:
         self.sample_interval = min(config.sample_interval_s, self.interval)
         self.ring_size = config.ring_size
         self.max_frames = config.max_frames
-        self._library_prefixes = _library_prefixes()
+        self._library_prefixes = library_prefixes()
 
     def _start_thread(self) -> None:
         self._stop.clear()
@@ -497,16 +497,3 @@ def _safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
     except Exception as exc:  # a task in an odd state must not stop the watchdog
         report_error(StallMonitor.name, "task-info", exc)
         return None
-
-
-def _library_prefixes() -> tuple[str, ...]:
-    """Where the standard library, installed packages and hawkwatch itself live."""
-    paths = sysconfig.get_paths()
-    found = {
-        os.path.join(paths[name], "")
-        for name in ("stdlib", "platstdlib", "purelib", "platlib")
-        if paths.get(name)
-    }
-    found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
-    found.add("<frozen ")
-    return tuple(sorted(found))

@@ -15,6 +15,8 @@ usual merge — sum durations, concatenate stacks — gives the whole), or go to
 
 from __future__ import annotations
 
+import os
+import sysconfig
 import threading
 import time
 from collections import deque
@@ -274,3 +276,16 @@ def task_info(loop: Any, max_frames: int) -> AnrTask | None:
 
 def thread_count() -> int:
     return threading.active_count()
+
+
+def library_prefixes() -> tuple[str, ...]:
+    """Where the standard library, installed packages and hawkwatch itself live."""
+    paths = sysconfig.get_paths()
+    found = {
+        os.path.join(paths[name], "")
+        for name in ("stdlib", "platstdlib", "purelib", "platlib")
+        if paths.get(name)
+    }
+    found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
+    found.add("<frozen ")
+    return tuple(sorted(found))
