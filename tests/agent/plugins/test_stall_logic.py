@@ -7,6 +7,7 @@ test calls ``_tick(now)`` itself, so nothing here waits for time to pass.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import json
 import threading
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ import pytest
 import hawkwatch
 from hawkwatch.agent import current_agent
 from hawkwatch.agent.plugins.stall import StallMonitor
-from hawkwatch.agent.plugins.stall_files import Backstop
+from hawkwatch.agent.plugins.stall_files import APP_DUMP_GRACE_S, AppWatchdog, Backstop
 from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, OK, TARGETS, Poll, Target
 from hawkwatch.model import collections as c
 from tests.builders import agent_records
@@ -194,3 +195,24 @@ def test_a_retuned_backstop_is_armed_with_its_new_timeout_at_the_next_check(moni
         assert (backstop.armed, backstop.timeout) == (True, 0.2)
     finally:
         backstop.close(remove_if_empty=True)
+
+
+def test_the_apps_later_dump_counts_as_pending_until_a_grace_after_it_was_due(
+    tmp_path: Path,
+) -> None:
+    """faulthandler's thread may fire the app's dump late on a loaded host: arming the backstop
+    at the due time would cancel it before it fired."""
+    clock = Clock()
+    app = AppWatchdog(clock=clock)
+    app.install()
+    try:
+        with open(tmp_path / "app-dump.txt", "wb") as out:
+            faulthandler.dump_traceback_later(2, file=out)  # the app's own, through the module
+            clock.now += 2.5  # due, but perhaps not fired yet
+            assert app.arm(0.2, out) is False  # the backstop steps aside
+            clock.now += APP_DUMP_GRACE_S
+            assert app.arm(0.2, out) is True  # long past: the backstop arms again
+            app.cancel()
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        app.uninstall()

@@ -15,8 +15,8 @@
   ``dump_traceback_later`` is one per process, and the app's own (or pytest's
   ``faulthandler_timeout``) comes first: while the backstop runs, the module's
   ``dump_traceback_later`` and ``cancel_dump_traceback_later`` are wrapped to see the app's calls
-  (``AppWatchdog``); while the app has a later-dump pending the backstop steps aside, and it
-  never cancels one it did not arm. A later-dump armed before the agent started cannot be seen:
+  (``AppWatchdog``); while the app has a later-dump pending (until a second after it was
+  due) the backstop steps aside, and it never cancels one it did not arm. A later-dump armed before the agent started cannot be seen:
   ``stall.backstop = false`` leaves faulthandler alone entirely.
 * ``hang-<thread id>.json``: written when a stall passes the threshold, refreshed while it
   lasts, removed when it ends (KSCrash's hang sidecar). Found in the folder of a process that
@@ -58,6 +58,10 @@ REPORTED_SUFFIX: Final = ".reported"
 MAX_SESSIONS_LOOKED_AT: Final = 20
 MAX_MARKERS_PER_SESSION: Final = 64
 MAX_DUMP_BYTES: Final = 4 << 20
+APP_DUMP_GRACE_S: Final = 1.0
+"""How long after its due time the app's later-dump still counts as pending: faulthandler's
+thread needs a core to fire it, and on a loaded host it gets one late; arming the backstop
+meanwhile would cancel the app's dump before it fired."""
 
 
 class AppWatchdog:
@@ -68,9 +72,10 @@ class AppWatchdog:
     One lock orders the app's calls with the backstop's arming, so neither undoes the other.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.lock = threading.Lock()
         self.until = 0.0  # monotonic end of the app's pending later-dump; inf when repeating
+        self._clock = clock
         self._arm: Callable[..., None] = faulthandler.dump_traceback_later
         self._cancel: Callable[[], None] = faulthandler.cancel_dump_traceback_later
         self._arm_wrapper: Callable[..., None] | None = None
@@ -82,7 +87,8 @@ class AppWatchdog:
         def dump_traceback_later(timeout: float, repeat: bool = False, *a: Any, **k: Any) -> None:
             with self.lock:
                 original_arm(timeout, repeat, *a, **k)
-                self.until = float("inf") if repeat else time.monotonic() + float(timeout)
+                due = self._clock() + float(timeout) + APP_DUMP_GRACE_S
+                self.until = float("inf") if repeat else due
 
         def cancel_dump_traceback_later() -> None:
             with self.lock:
@@ -103,7 +109,7 @@ class AppWatchdog:
 
     def app_pending(self) -> bool:
         """True while the app's own later-dump may still fire (call with ``lock`` held)."""
-        return time.monotonic() < self.until
+        return self._clock() < self.until
 
     def arm(self, timeout: float, file: IO[bytes]) -> bool:
         """Arm the backstop's later-dump unless the app has one pending; True when armed."""
