@@ -16,8 +16,9 @@
   ``faulthandler_timeout``) comes first: while the backstop runs, the module's
   ``dump_traceback_later`` and ``cancel_dump_traceback_later`` are wrapped to see the app's calls
   (``AppWatchdog``); while the app has a later-dump pending (until a second after it was
-  due) the backstop steps aside, and it never cancels one it did not arm. A later-dump armed before the agent started cannot be seen:
-  ``stall.backstop = false`` leaves faulthandler alone entirely.
+  due) the backstop steps aside, and it never cancels one it did not arm. A later-dump armed
+  before the agent started cannot be seen: ``stall.backstop = false`` leaves faulthandler
+  alone entirely.
 * ``hang-<thread id>.json``: written when a stall passes the threshold, refreshed while it
   lasts, removed when it ends (KSCrash's hang sidecar). Found in the folder of a process that
   is gone, it means that process died during the hang.
