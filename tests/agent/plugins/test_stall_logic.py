@@ -216,3 +216,43 @@ def test_the_apps_later_dump_counts_as_pending_until_a_grace_after_it_was_due(
     finally:
         faulthandler.cancel_dump_traceback_later()
         app.uninstall()
+
+
+def test_a_spell_the_watchdog_slept_through_that_goes_on_is_one_stall(monitor) -> None:
+    """C code held the GIL (the loop's thread burned CPU while the watchdog waited), and the loop
+    was still blocked afterwards: the late spell and the ping's spell are one stall."""
+    stall, clock, target = monitor
+    cpu = iter(float(i) for i in range(100))
+    target.cpu_time = lambda: next(cpu)  # type: ignore[method-assign]  # a second per check
+    stall._tick(clock.now)  # on time: the CPU mark
+    stall._due, stall._last_pause = clock.now + 0.1, 0.1  # it meant to sleep 0.1 s
+    start = clock.now
+    clock.now += 0.8  # ... and woke 0.7 s late, the loop's thread having burned CPU meanwhile
+    stall._tick(clock.now)
+    assert full_stalls() == []  # judged at the next check: the loop may still be blocked
+    clock.now += 0.3
+    target.answer = (BLOCKED, start, 0.0, start)  # the ping sent at the late check: no answer
+    stall._tick(clock.now)
+    clock.now += 0.3
+    target.answer = (ENDED, start, clock.now, start)
+    stall._tick(clock.now)
+    [record] = full_stalls()
+    assert record["duration"] == pytest.approx(1400, abs=60)
+
+
+def test_a_spell_the_watchdog_slept_through_that_ended_is_recorded_at_the_next_check(
+    monitor,
+) -> None:
+    stall, clock, target = monitor
+    cpu = iter(float(i) for i in range(100))
+    target.cpu_time = lambda: next(cpu)  # type: ignore[method-assign]
+    stall._tick(clock.now)
+    stall._due, stall._last_pause = clock.now + 0.1, 0.1
+    clock.now += 0.8
+    stall._tick(clock.now)
+    clock.now += 0.1
+    target.answer = (ENDED, clock.now - 0.01, clock.now, clock.now - 0.01)  # answered promptly
+    stall._tick(clock.now)
+    [record] = full_stalls()
+    assert record["duration"] == pytest.approx(800, abs=60)
+    assert record["source"] == "watchdog"

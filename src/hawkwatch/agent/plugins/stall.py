@@ -44,14 +44,13 @@ from hawkwatch.agent.plugins.stall_record import (
     compact_value,
     encode_parts,
     library_prefixes,
+    safe_task_info,
     shows_the_program,
-    task_info,
     thread_count,
 )
 from hawkwatch.agent.plugins.stall_thresholds import Thresholds
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.sampling import IntervalDraw
-from hawkwatch.model.records import AnrTask
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
@@ -245,7 +244,7 @@ class StallMonitor:
             busy |= self._check(target, now, starved)
         self._last_check = now
         for gone in [t for t in self._episodes if t.gone]:
-            self._discard(self._episodes.pop(gone))
+            self._close(self._episodes.pop(gone))
         self._rearm_backstop(targets, now)
         return busy, bool(targets)
 
@@ -290,11 +289,18 @@ class StallMonitor:
         if long_enough and target.thread_id:
             self._recovered(target, episode or self._open(target, start, earliest), end)
         elif episode is not None:
-            self._discard(self._episodes.pop(target))
+            self._close(self._episodes.pop(target))
         elif starved and cpu is not None and cpu_before is not None:
             self._late(target, now, cpu - cpu_before)
         self._pending_dumps.pop(target.thread_id, None)
         return False
+
+    def _close(self, episode: Episode) -> None:
+        """A spell that did not reach the threshold, or a late one that ended before the ping."""
+        if episode.late_end is None:
+            self._discard(episode)
+        else:
+            self._finish(episode, episode.late_end)
 
     def _cpu_since_last_check(self, target: Target) -> tuple[float | None, float | None]:
         """The loop thread's CPU time now and at the previous check."""
@@ -314,7 +320,7 @@ class StallMonitor:
         if episode is None:
             episode = self._open(target, start, earliest)
             if isinstance(target, PingTarget):
-                episode.task = _safe_task_info(target.asyncio_loop(), self.max_frames)
+                episode.task = safe_task_info(target.asyncio_loop(), self.max_frames)
         self._attach_dump(target, episode)
         stack = stacks.thread_stack(target.thread_id, self.max_frames)
         episode.add(self._clock(), stack, thread_count())
@@ -369,8 +375,9 @@ class StallMonitor:
                 self._episodes.pop(target, None)
                 return
             episode.add(now, stack, thread_count())
-        self._episodes.pop(target, None)
-        self._finish(episode, now)
+        # Judged at the next check: the loop may still be blocked (collections one after the
+        # other let the watchdog in between), and the ping sent now then continues this spell.
+        episode.late_end = now
 
     def _open(self, target: Target, start: float, earliest: float) -> Episode:
         episode = Episode(
@@ -458,7 +465,9 @@ class StallMonitor:
         """At stop: a stall still going on and an unread backstop dump become records."""
         now = self._clock()
         for target, episode in list(self._episodes.items()):
-            if now - episode.earliest >= self.kinds.threshold(episode.kind):
+            if episode.late_end is not None:
+                self._close(episode)
+            elif now - episode.earliest >= self.kinds.threshold(episode.kind):
                 self._attach_dump(target, episode)
                 self._finish(episode, now, unfinished=True)
             else:
@@ -489,11 +498,3 @@ class StallMonitor:
 
     def _is_library(self, path: str) -> bool:
         return path.startswith(self._library_prefixes)
-
-
-def _safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
-    try:
-        return task_info(loop, max_frames)
-    except Exception as exc:  # a task in an odd state must not stop the watchdog
-        report_error(StallMonitor.name, "task-info", exc)
-        return None

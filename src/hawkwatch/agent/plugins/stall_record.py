@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
 from hawkwatch.analysis.stall import Sample, fingerprint, point_stack, title_index
 from hawkwatch.model import collections as c
@@ -87,6 +88,8 @@ class Episode:
         self.task: AnrTask | None = None
         self.marker: Path | None = None
         self.marker_written = 0.0
+        self.late_end: float | None = None
+        """Set for a spell the watchdog slept through (``_late``): when it was seen to end."""
 
     def wall(self, perf_time: float) -> float:
         return perf_time + self.wall_offset
@@ -272,6 +275,14 @@ def task_info(loop: Any, max_frames: int) -> AnrTask | None:
         coro=getattr(coro, "__qualname__", type(coro).__name__),
         stack=frames_of(frames),
     )
+
+
+def safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
+    try:
+        return task_info(loop, max_frames)
+    except Exception as exc:  # a task in an odd state must not stop the watchdog
+        report_error("stall", "task-info", exc)
+        return None
 
 
 def thread_count() -> int:
