@@ -92,7 +92,10 @@ class StallConfig:
 
     enabled: bool = _option(True, "watch event loops and record stalls in anr")
     threshold_s: float = _option(
-        0.4, "shortest stall recorded, in seconds", 0.05
+        0.4, "shortest stall recorded for Qt, Tk and heartbeat() loops, in seconds", 0.05
+    )
+    asyncio_threshold_s: float = _option(
+        0.1, "shortest stall recorded for asyncio loops (uvloop too), in seconds", 0.05
     )
     interval_s: float = _option(
         0.1, "seconds between pings of a loop (at most its threshold)", 0.01

@@ -34,6 +34,10 @@ def funcs(value: dict[str, Any]) -> list[str]:
     return [frame[0] for frame in value["point"]["frames"]]
 
 
+def stalls_in(function: str) -> list[dict[str, Any]]:
+    return [s for s in stalls() if "point" in s and any(function in f for f in funcs(s))]
+
+
 def blocking_sleep() -> None:
     time.sleep(0.8)
 
@@ -52,8 +56,9 @@ def test_an_asyncio_stall_is_recorded_with_the_blocking_function_and_task(
         await asyncio.create_task(handler(), name="request-42")
 
     asyncio.run(main())
-    assert wait_for(stalls)
-    [stall] = stalls()
+    # only the blocking call's stall: on a busy machine the 100 ms threshold may see others
+    assert wait_for(lambda: stalls_in("blocking_sleep"))
+    [stall] = stalls_in("blocking_sleep")
     assert stall["loop"] == "asyncio"
     assert stall["thread"] == threading.current_thread().name
     assert 400 <= stall["duration"] < 5000
@@ -72,7 +77,9 @@ def test_an_asyncio_stall_is_recorded_with_the_blocking_function_and_task(
 
 
 def test_a_loop_that_keeps_answering_records_no_stall(hawkwatch_home: Path) -> None:
-    hawkwatch.start(**QUIET)
+    # 20 ms pieces against a 400 ms threshold: a busy CI host that leaves the loop without a
+    # core for 100 ms must not fail this test (benchmarks/stall_accuracy.py measures that)
+    hawkwatch.start(stall_asyncio_threshold_s=0.4, **QUIET)
 
     async def busy_but_responsive() -> None:
         for _ in range(60):
@@ -121,8 +128,11 @@ def test_c_code_holding_the_gil_is_caught_and_the_backstop_names_it(hawkwatch_ho
     assert longest_call >= 1.0
     assert wait_for(lambda: any(s["duration"] >= 0.95 * longest_call * 1000 for s in stalls()))
     longest = max(stalls(), key=lambda s: s["duration"])
-    assert "backtrack" in funcs(longest)
-    assert any(stack["source"] == "faulthandler" for stack in longest["stacks"])
+    # a stall identical to the previous one (an earlier, shorter call) points at its full record
+    by_key = {r.key: json.loads(r.value) for r in agent_records(c.ANR)}
+    full = by_key.get(longest.get("repeat_of", ""), longest)
+    assert "backtrack" in funcs(full)
+    assert any(stack["source"] == "faulthandler" for stack in full["stacks"])
 
 
 def test_a_collection_during_a_stall_is_reported(hawkwatch_home: Path) -> None:
@@ -144,8 +154,8 @@ def test_a_collection_during_a_stall_is_reported(hawkwatch_home: Path) -> None:
         await asyncio.sleep(0.3)
 
     asyncio.run(main())
-    assert wait_for(stalls)
-    [stall] = stalls()
+    assert wait_for(lambda: stalls_in("collect_and_wait"))
+    [stall] = stalls_in("collect_and_wait")
     assert stall["gc"]["collections"] >= 1
     assert stall["gc"]["duration_ms"] > 0
 
@@ -200,8 +210,8 @@ def test_watch_loop_watches_a_loop_discovery_is_told_to_leave_alone(
     worker = threading.Thread(target=run, name="loop-thread")
     worker.start()
     worker.join()
-    assert wait_for(stalls)
-    [stall] = stalls()
+    assert wait_for(lambda: stalls_in("blocking_sleep"))
+    [stall] = stalls_in("blocking_sleep")
     assert stall["thread"] == "loop-thread"
     assert funcs(stall)[0] == "blocking_sleep"
 

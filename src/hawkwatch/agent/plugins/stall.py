@@ -3,9 +3,12 @@
 One watchdog thread for every watched loop (``stall_loops``): it pings each loop every
 ``stall.interval_s``; a loop that has not answered within ``stall.sample_interval_s`` is
 sampled (its thread's Python stack, via ``sys._current_frames``) every sample interval until it
-answers; a spell that lasted ``stall.threshold_s`` or more becomes an ``anr`` record with the
+answers; a spell that lasted its loop's threshold or more (``stall_thresholds``: 100 ms for
+asyncio loops, 400 ms for Qt, Tk and ``heartbeat()`` loops) becomes an ``anr`` record with the
 samples, Matrix's point stack, the running asyncio task and the garbage collections that ran
-(``stall_record``). The watchdog never calls into a loop except to post a ping.
+(``stall_record``). A spell that shows nothing the program did (no stack at all, or an asyncio
+loop idle in its own selector: its thread got no core to take the answer) is the machine's and
+is not recorded. The watchdog never calls into a loop except to post a ping.
 
 The monitor owns a thread, unlike the others, because pings and samples need their own clock:
 the scheduler's jobs may be late by exactly the stalls this monitor measures. The clock is
@@ -23,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import sysconfig
 import threading
 import time
 from collections import deque
@@ -41,12 +43,14 @@ from hawkwatch.agent.plugins.stall_record import (
     build_value,
     compact_value,
     encode_parts,
-    task_info,
+    library_prefixes,
+    safe_task_info,
+    shows_the_program,
     thread_count,
 )
+from hawkwatch.agent.plugins.stall_thresholds import Thresholds
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.sampling import IntervalDraw
-from hawkwatch.model.records import AnrTask
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
@@ -94,9 +98,8 @@ class StallMonitor:
         for kill in files.hang_kills(ctx.session):
             ctx.write_nowait(kill)
         if config.backstop:
-            rearm_every = max(self.interval, self.threshold - 2 * self.interval)
-            self._backstop = files.Backstop(ctx.session, self.threshold, rearm_every)
-        self._discovery = Discovery(self.interval)
+            self._backstop = files.Backstop(ctx.session, *self.kinds.backstop(()))
+        self._discovery = Discovery(self.kinds.interval("tk"))
         self._discovery.install_import_hook(asyncio=config.asyncio, tk=config.tk)
         gc.callbacks.append(self._gc)
         ctx.every(1.0, self._failure.raise_if_failed, self)
@@ -107,12 +110,13 @@ class StallMonitor:
         thread (a test drives ``_tick`` itself after this alone)."""
         config = ctx.config.stall
         self._ctx = ctx
-        self.threshold = config.threshold_s
-        self.interval = min(config.interval_s, config.threshold_s / 2)
+        self.kinds = Thresholds.of(config)
+        self.interval = self.kinds.fastest()  # the pace while loops are watched: _tick tunes it
+        self._watch_threshold = min(config.threshold_s, config.asyncio_threshold_s)
         self.sample_interval = min(config.sample_interval_s, self.interval)
         self.ring_size = config.ring_size
         self.max_frames = config.max_frames
-        self._library_prefixes = _library_prefixes()
+        self._library_prefixes = library_prefixes()
 
     def _start_thread(self) -> None:
         self._stop.clear()
@@ -231,14 +235,17 @@ class StallMonitor:
         self._note_watched_threads(targets)
         self._collect_backstop_dump(targets)
         self._gc_ticks.append((now, self._gc.now()))
-        starved = now - self._due >= self.threshold / 2 if self._due else False
+        if targets:  # the pace and the lateness that matter: those of the most demanding loop
+            self.interval = self.kinds.pace(t.kind for t in targets)
+            self._watch_threshold = min(self.kinds.threshold(t.kind) for t in targets)
+        starved = now - self._due >= self._watch_threshold / 2 if self._due else False
         busy = False
         for target in targets:
             busy |= self._check(target, now, starved)
         self._last_check = now
         for gone in [t for t in self._episodes if t.gone]:
-            self._discard(self._episodes.pop(gone))
-        self._rearm_backstop(bool(targets), now)
+            self._close(self._episodes.pop(gone))
+        self._rearm_backstop(targets, now)
         return busy, bool(targets)
 
     def _note_watched_threads(self, targets: list[Target]) -> None:
@@ -259,11 +266,12 @@ class StallMonitor:
             if target.thread_id in by_thread:
                 self._pending_dumps[target.thread_id] = (when, by_thread[target.thread_id])
 
-    def _rearm_backstop(self, watching: bool, now: float) -> None:
+    def _rearm_backstop(self, targets: list[Target], now: float) -> None:
         backstop = self._backstop
         if backstop is None:
             return
-        if watching:
+        if targets:
+            backstop.retune(*self.kinds.backstop({t.kind for t in targets}))
             backstop.arm(now)
         else:
             backstop.cancel()
@@ -271,19 +279,28 @@ class StallMonitor:
     def _check(self, target: Target, now: float, starved: bool) -> bool:
         """Judge one loop: blocked (sample it), just recovered (record a stall if long
         enough), or fine (maybe after a stall the watchdog slept through). True while blocked."""
-        state, start, end, earliest = target.poll(now, self.interval, self.sample_interval)
+        interval = self.kinds.interval(target.kind)
+        state, start, end, earliest = target.poll(now, interval, self.sample_interval)
         cpu, cpu_before = self._cpu_since_last_check(target)
         if state == BLOCKED:
             return self._while_blocked(target, start, earliest, now)
         episode = self._episodes.get(target)
-        if state == ENDED and self._long_enough(start, earliest, end) and target.thread_id:
+        long_enough = state == ENDED and self._long_enough(target.kind, start, earliest, end)
+        if long_enough and target.thread_id:
             self._recovered(target, episode or self._open(target, start, earliest), end)
         elif episode is not None:
-            self._discard(self._episodes.pop(target))
+            self._close(self._episodes.pop(target))
         elif starved and cpu is not None and cpu_before is not None:
             self._late(target, now, cpu - cpu_before)
         self._pending_dumps.pop(target.thread_id, None)
         return False
+
+    def _close(self, episode: Episode) -> None:
+        """A spell that did not reach the threshold, or a late one that ended before the ping."""
+        if episode.late_end is None:
+            self._discard(episode)
+        else:
+            self._finish(episode, episode.late_end)
 
     def _cpu_since_last_check(self, target: Target) -> tuple[float | None, float | None]:
         """The loop thread's CPU time now and at the previous check."""
@@ -303,11 +320,11 @@ class StallMonitor:
         if episode is None:
             episode = self._open(target, start, earliest)
             if isinstance(target, PingTarget):
-                episode.task = _safe_task_info(target.asyncio_loop(), self.max_frames)
+                episode.task = safe_task_info(target.asyncio_loop(), self.max_frames)
         self._attach_dump(target, episode)
         stack = stacks.thread_stack(target.thread_id, self.max_frames)
         episode.add(self._clock(), stack, thread_count())
-        if self._long_enough(start, earliest, now):
+        if self._long_enough(target.kind, start, earliest, now):
             self._mark(episode, now)
         return True
 
@@ -317,15 +334,19 @@ class StallMonitor:
         self._episodes.pop(target, None)
         self._finish(episode, end)
 
-    def _long_enough(self, start: float, earliest: float, end: float) -> bool:
+    def _long_enough(self, kind: str, start: float, earliest: float, end: float) -> bool:
         """Whether a spell is a stall: it may have lasted the threshold, and likely half of it.
 
         The first half: with pings an interval apart, the estimate alone would miss about half
         of the stalls of exactly the threshold. The second: when the watchdog itself had to
         wait (for the GIL), the last answer can lie long before the spell; a loop that then
-        answers after 60 ms is no stall of the threshold.
+        answers after 60 ms is no stall of the threshold. A loop pinged only once a threshold
+        (asyncio's 100 ms) needs its estimate to reach the whole threshold (``Thresholds.needed``):
+        else a loaded machine that leaves the loop's thread without a core for 60–90 ms would
+        count as stalls.
         """
-        return end - earliest >= self.threshold and end - start >= self.threshold / 2
+        threshold = self.kinds.threshold(kind)
+        return end - earliest >= threshold and end - start >= self.kinds.needed(kind)
 
     def _late(self, target: Target, now: float, burned: float) -> None:
         """The watchdog itself could not run (C code held the GIL) and no ping was in flight.
@@ -341,7 +362,10 @@ class StallMonitor:
         # The stall began after the last check, and before the wake-up that did not happen.
         start = self._last_check + self._last_pause / 2
         gap = now - self._last_check
-        if gap < self.threshold or burned < gap / 4 or self._last_pause > self.interval:
+        long_enough = gap >= self.kinds.threshold(target.kind) and (
+            now - start >= self.kinds.needed(target.kind)
+        )
+        if not long_enough or burned < gap / 4 or self._last_pause > self.interval:
             return
         episode = self._open(target, start, self._last_check)
         self._attach_dump(target, episode)
@@ -351,8 +375,9 @@ class StallMonitor:
                 self._episodes.pop(target, None)
                 return
             episode.add(now, stack, thread_count())
-        self._episodes.pop(target, None)
-        self._finish(episode, now)
+        # Judged at the next check: the loop may still be blocked (collections one after the
+        # other let the watchdog in between), and the ping sent now then continues this spell.
+        episode.late_end = now
 
     def _open(self, target: Target, start: float, earliest: float) -> Episode:
         episode = Episode(
@@ -409,6 +434,9 @@ class StallMonitor:
         ctx = self._ctx
         if ctx is None:
             return
+        if not unfinished and not shows_the_program(episode):
+            self._discard(episode)  # the machine's: never a record without the program's stack
+            return
         value = build_value(
             episode,
             end=end,
@@ -437,7 +465,9 @@ class StallMonitor:
         """At stop: a stall still going on and an unread backstop dump become records."""
         now = self._clock()
         for target, episode in list(self._episodes.items()):
-            if now - episode.earliest >= self.threshold:
+            if episode.late_end is not None:
+                self._close(episode)
+            elif now - episode.earliest >= self.kinds.threshold(episode.kind):
                 self._attach_dump(target, episode)
                 self._finish(episode, now, unfinished=True)
             else:
@@ -451,8 +481,8 @@ class StallMonitor:
         watched = {t.thread_id: t for t in TARGETS.snapshot() if t.thread_id}
         for thread_id, stack in by_thread.items():
             loop_target = watched.get(thread_id)
-            if loop_target is None:
-                continue
+            if loop_target is None or self.kinds.threshold(loop_target.kind) > backstop.timeout:
+                continue  # not a loop, or the dump came sooner than this loop's threshold
             episode = Episode(
                 kind=loop_target.kind,
                 thread_id=thread_id,
@@ -468,24 +498,3 @@ class StallMonitor:
 
     def _is_library(self, path: str) -> bool:
         return path.startswith(self._library_prefixes)
-
-
-def _safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
-    try:
-        return task_info(loop, max_frames)
-    except Exception as exc:  # a task in an odd state must not stop the watchdog
-        report_error(StallMonitor.name, "task-info", exc)
-        return None
-
-
-def _library_prefixes() -> tuple[str, ...]:
-    """Where the standard library, installed packages and hawkwatch itself live."""
-    paths = sysconfig.get_paths()
-    found = {
-        os.path.join(paths[name], "")
-        for name in ("stdlib", "platstdlib", "purelib", "platlib")
-        if paths.get(name)
-    }
-    found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
-    found.add("<frozen ")
-    return tuple(sorted(found))

@@ -5,17 +5,20 @@
   the threshold and re-armed by the watchdog's checks, it fires only when the watchdog could
   not run for a while, and then writes every thread's stack here. Re-arming is not free: it
   waits, holding the GIL, for the previous C thread to end (0.05–0.5 ms), so it is re-armed
-  every ``threshold - 2 × interval`` (0.2 s by default), not on every check: it then fires
-  after 0.2–0.4 s without a check, so always within a GIL-holding stall of the threshold.
+  only once the last arming is older than ``timeout - 2 × interval``: it then fires after two
+  to ``timeout / interval`` missed checks. Its timeout follows the most demanding loop watched
+  (``stall_thresholds.Thresholds.backstop``): 0.2 s with an asyncio loop (re-armed on every
+  check), 0.4 s with only GUI or heartbeat loops (re-armed every other check).
   The watchdog turns what it finds into a sample of the stall in progress and empties the
   file; what is left at stop becomes a stall record, what is left in a dead process's session
   becomes ``hang-kill`` at the next launch.
   ``dump_traceback_later`` is one per process, and the app's own (or pytest's
   ``faulthandler_timeout``) comes first: while the backstop runs, the module's
   ``dump_traceback_later`` and ``cancel_dump_traceback_later`` are wrapped to see the app's calls
-  (``AppWatchdog``); while the app has a later-dump pending the backstop steps aside, and it
-  never cancels one it did not arm. A later-dump armed before the agent started cannot be seen:
-  ``stall.backstop = false`` leaves faulthandler alone entirely.
+  (``AppWatchdog``); while the app has a later-dump pending (until a second after it was
+  due) the backstop steps aside, and it never cancels one it did not arm. A later-dump armed
+  before the agent started cannot be seen: ``stall.backstop = false`` leaves faulthandler
+  alone entirely.
 * ``hang-<thread id>.json``: written when a stall passes the threshold, refreshed while it
   lasts, removed when it ends (KSCrash's hang sidecar). Found in the folder of a process that
   is gone, it means that process died during the hang.
@@ -56,6 +59,10 @@ REPORTED_SUFFIX: Final = ".reported"
 MAX_SESSIONS_LOOKED_AT: Final = 20
 MAX_MARKERS_PER_SESSION: Final = 64
 MAX_DUMP_BYTES: Final = 4 << 20
+APP_DUMP_GRACE_S: Final = 1.0
+"""How long after its due time the app's later-dump still counts as pending: faulthandler's
+thread needs a core to fire it, and on a loaded host it gets one late; arming the backstop
+meanwhile would cancel the app's dump before it fired."""
 
 
 class AppWatchdog:
@@ -66,9 +73,10 @@ class AppWatchdog:
     One lock orders the app's calls with the backstop's arming, so neither undoes the other.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.lock = threading.Lock()
         self.until = 0.0  # monotonic end of the app's pending later-dump; inf when repeating
+        self._clock = clock
         self._arm: Callable[..., None] = faulthandler.dump_traceback_later
         self._cancel: Callable[[], None] = faulthandler.cancel_dump_traceback_later
         self._arm_wrapper: Callable[..., None] | None = None
@@ -80,7 +88,8 @@ class AppWatchdog:
         def dump_traceback_later(timeout: float, repeat: bool = False, *a: Any, **k: Any) -> None:
             with self.lock:
                 original_arm(timeout, repeat, *a, **k)
-                self.until = float("inf") if repeat else time.monotonic() + float(timeout)
+                due = self._clock() + float(timeout) + APP_DUMP_GRACE_S
+                self.until = float("inf") if repeat else due
 
         def cancel_dump_traceback_later() -> None:
             with self.lock:
@@ -101,7 +110,7 @@ class AppWatchdog:
 
     def app_pending(self) -> bool:
         """True while the app's own later-dump may still fire (call with ``lock`` held)."""
-        return time.monotonic() < self.until
+        return self._clock() < self.until
 
     def arm(self, timeout: float, file: IO[bytes]) -> bool:
         """Arm the backstop's later-dump unless the app has one pending; True when armed."""
@@ -129,7 +138,8 @@ class Backstop:
     def __init__(self, session: Session, timeout: float, rearm_every: float) -> None:
         self.path = session.path / BACKSTOP_NAME
         self.timeout = timeout
-        self.rearm_every = rearm_every
+        """The timeout it was last armed with (``retune`` only asks for the next one)."""
+        self._wanted = (timeout, rearm_every)
         self._armed_at = 0.0
         self._file: IO[bytes] | None = open(self.path, "ab+")  # noqa: SIM115 - held for the session
         self.armed_wall = 0.0
@@ -137,13 +147,21 @@ class Backstop:
         self.app = AppWatchdog()
         self.app.install()
 
+    def retune(self, timeout: float, rearm_every: float) -> None:
+        """Another timeout (the loops watched changed): the next ``arm`` applies it at once."""
+        if (timeout, rearm_every) != self._wanted:
+            self._wanted = (timeout, rearm_every)
+            self._armed_at = float("-inf")
+
     def arm(self, now: float) -> None:
         """Arm (or re-arm) unless it was armed less than ``rearm_every`` ago (``now``: perf)."""
-        if self._file is None or (self.armed and now - self._armed_at < self.rearm_every):
+        timeout, rearm_every = self._wanted
+        if self._file is None or (self.armed and now - self._armed_at < rearm_every):
             return
-        if not self.app.arm(self.timeout, self._file):
+        if not self.app.arm(timeout, self._file):
             self.armed = False  # the app's own watchdog is pending: step aside
             return
+        self.timeout = timeout
         self.armed_wall = time.time()
         self._armed_at = now
         self.armed = True

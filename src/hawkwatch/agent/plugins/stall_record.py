@@ -15,6 +15,8 @@ usual merge — sum durations, concatenate stacks — gives the whole), or go to
 
 from __future__ import annotations
 
+import os
+import sysconfig
 import threading
 import time
 from collections import deque
@@ -24,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
 from hawkwatch.analysis.stall import Sample, fingerprint, point_stack, title_index
 from hawkwatch.model import collections as c
@@ -85,6 +88,8 @@ class Episode:
         self.task: AnrTask | None = None
         self.marker: Path | None = None
         self.marker_written = 0.0
+        self.late_end: float | None = None
+        """Set for a spell the watchdog slept through (``_late``): when it was seen to end."""
 
     def wall(self, perf_time: float) -> float:
         return perf_time + self.wall_offset
@@ -122,6 +127,25 @@ class Episode:
         if self.first is not None:
             return tuple(self.first[1])
         return self.backstop[0].stack if self.backstop else ()
+
+
+def shows_the_program(episode: Episode) -> bool:
+    """Whether a spell shows something the program did: a stack (sample or backstop dump)
+    other than an asyncio loop idle in its own selector.
+
+    A loop waiting in ``select`` had nothing to do: the ping's wake-up reached a thread that got
+    no core (or no GIL) to take it, which on a loaded host happens for 100 ms and more. That is
+    the machine's doing, and a spell without any stack has nothing to show for itself.
+    """
+    return any(not _idle_in_selector(sample.stack) for sample, _, _ in episode.samples())
+
+
+def _idle_in_selector(stack: Stack) -> bool:
+    if len(stack) < 2:
+        return not stack
+    inner, caller = stack[0].func, stack[1].func
+    # faulthandler names frames by co_name ("select"), the sampler by qualified name
+    return (inner == "select" or inner.endswith("Selector.select")) and caller.endswith("_run_once")
 
 
 def build_value(
@@ -253,5 +277,26 @@ def task_info(loop: Any, max_frames: int) -> AnrTask | None:
     )
 
 
+def safe_task_info(loop: Any, max_frames: int) -> AnrTask | None:
+    try:
+        return task_info(loop, max_frames)
+    except Exception as exc:  # a task in an odd state must not stop the watchdog
+        report_error("stall", "task-info", exc)
+        return None
+
+
 def thread_count() -> int:
     return threading.active_count()
+
+
+def library_prefixes() -> tuple[str, ...]:
+    """Where the standard library, installed packages and hawkwatch itself live."""
+    paths = sysconfig.get_paths()
+    found = {
+        os.path.join(paths[name], "")
+        for name in ("stdlib", "platstdlib", "purelib", "platlib")
+        if paths.get(name)
+    }
+    found.add(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), ""))
+    found.add("<frozen ")
+    return tuple(sorted(found))
