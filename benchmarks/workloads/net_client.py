@@ -1,19 +1,29 @@
 """One arm of the network benchmark: N GET requests through one client family, timed.
 
-Usage: python net_client.py FAMILY URL N on|off. Starts the agent with the network monitor on
-or off (every other monitor alike in both arms), warms up, then prints requests per second.
+Usage: python net_client.py FAMILY URL N on|off [quiet]. Starts the agent with the network
+monitor on or off (every other monitor alike in both arms), warms up, then prints requests per
+second and the client's CPU µs per request. ``quiet`` (``network_instructions.py``, under
+callgrind): the agent's periodic monitors are off in both arms, and the timed loop is bracketed
+by ``os.getppid()`` and ``os.getpgrp()``, where callgrind zeroes and dumps its counters; a pause
+before each lets the scheduler write the requests that ended before it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 
 import hawkwatch
 
 family, url, count, arm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-hawkwatch.start(**{"network.enabled": arm == "on", "stall.enabled": False})
+quiet = sys.argv[5:] == ["quiet"]
+options = {"network.enabled": arm == "on", "stall.enabled": False}
+if quiet:  # nothing periodic but the network monitor's own writing: counts that repeat
+    for name in ("resources", "cpu", "memory", "gc", "crash"):
+        options[f"{name}.enabled"] = False
+hawkwatch.start(**options)
 
 
 def sync_run(n: int) -> float:
@@ -74,8 +84,14 @@ def run(n: int) -> float:
 
 
 run(max(count // 10, 20))  # warm-up: imports, connections, caches
+if quiet:
+    time.sleep(0.5)  # the warm-up's records are written before counting starts
+    os.getppid()  # callgrind: --zero-before=os_getppid
 cpu_started = time.process_time()
 elapsed = run(count)
 cpu = time.process_time() - cpu_started
+if quiet:
+    time.sleep(0.5)  # and this run's records are written (counted) before the dump
+    os.getpgrp()  # callgrind: --dump-before=os_getpgrp
 hawkwatch.stop()
 print(f"{count / elapsed:.1f} {cpu / count * 1e6:.2f}")

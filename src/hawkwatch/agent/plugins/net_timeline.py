@@ -14,8 +14,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
-from typing import Final
+from itertools import chain
+from types import CodeType, FrameType
+from typing import Any, Final
 
 from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.urls import host_of, redact_url
@@ -30,49 +31,56 @@ _LIBRARY_PREFIXES: Final = (
 _LIBRARY_PACKAGES: Final = frozenset(_LIBRARY_PREFIXES)
 MAX_CALL_SITES: Final = 5
 _index = itertools.count(1)
+_clock = time.perf_counter_ns
+current_thread = threading.current_thread
 
 
 class Timeline:
-    """Moments of one request (ns, ``perf_counter_ns``); None until they happen."""
+    """Moments of one request (ns, ``perf_counter_ns``); None until they happen.
 
-    __slots__ = (
-        "connect_end", "connect_start", "dns_end", "dns_start", "error", "failed_phase",
-        "fetch_start", "finished", "frames", "http_version", "library", "method", "on_loop_thread",
-        "redirect_to", "request_bytes", "request_end", "request_start", "response_bytes",
-        "response_end", "response_header_bytes", "response_start", "reused", "start_wall",
-        "status", "task", "thread", "tls_end", "tls_start", "url",
-    )  # fmt: skip
+    The request path only stamps: every field not set here keeps its class default, so a
+    request costs a few attribute writes. What needs parsing or formatting (the URL, response
+    headers, call sites, the thread's name, the wall-clock start) is worked out in
+    ``to_record``, on the scheduler thread.
+    """
 
-    def __init__(self, library: str, method: str, url: str, *, fetch_start: int | None = None):
+    connect_end: int | None = None
+    connect_start: int | None = None
+    dns_end: int | None = None
+    dns_start: int | None = None
+    error: str | None = None
+    failed_phase: str | None = None
+    finished = False
+    frames: tuple[tuple[CodeType, int], ...] = ()
+    """The app's call sites as (code, ``f_lasti``): named and numbered in ``to_record``."""
+    client = 0
+    """Rank of the outermost stdlib-family client seen above the hook (``_CLIENTS``)."""
+    http_version: str | None = None
+    on_loop_thread = False
+    origin = ""
+    """``scheme://host:port`` when ``url`` is a path (http.client's ``putrequest``)."""
+    redirect_to: str | None = None
+    request_bytes = 0
+    request_end: int | None = None
+    request_start: int | None = None
+    response: Any = None
+    """An http.client response, described in ``to_record`` (status, version, headers)."""
+    response_bytes: int | None = None
+    response_end: int | None = None
+    response_header_bytes: int | None = None
+    response_start: int | None = None
+    reused: bool | None = None
+    status: int | None = None
+    task: str | None = None
+    thread: threading.Thread | None = None
+    tls_end: int | None = None
+    tls_start: int | None = None
+
+    def __init__(self, library: str, method: str, url: str, fetch_start: int | None = None):
         self.library = library
         self.method = method
         self.url = url
-        self.fetch_start = time.perf_counter_ns() if fetch_start is None else fetch_start
-        self.start_wall = time.time() - (time.perf_counter_ns() - self.fetch_start) / 1e9
-        self.dns_start: int | None = None
-        self.dns_end: int | None = None
-        self.connect_start: int | None = None
-        self.connect_end: int | None = None
-        self.tls_start: int | None = None
-        self.tls_end: int | None = None
-        self.request_start: int | None = None
-        self.request_end: int | None = None
-        self.response_start: int | None = None
-        self.response_end: int | None = None
-        self.status: int | None = None
-        self.http_version: str | None = None
-        self.reused: bool | None = None
-        self.request_bytes = 0
-        self.response_bytes: int | None = None
-        self.response_header_bytes: int | None = None
-        self.error: str | None = None
-        self.failed_phase: str | None = None
-        self.redirect_to: str | None = None
-        self.finished = False
-        self.thread = threading.current_thread().name
-        self.task: str | None = None
-        self.on_loop_thread = False
-        self.frames: tuple[CallSite, ...] = ()
+        self.fetch_start = _clock() if fetch_start is None else fetch_start
 
     def fail(self, exc: BaseException) -> None:
         """Note the error (its root cause: ``ConnectionRefusedError`` rather than requests'
@@ -101,14 +109,26 @@ class Timeline:
             return "send"
         return "queue"
 
-    def to_record(self, keep_params: frozenset[str]) -> NetworkTransaction:
+    def full_url(self) -> str:
+        url = self.url
+        if not self.origin or "://" in url:
+            return url
+        return self.origin + (url if url.startswith("/") else "/" + url)
+
+    def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
+        """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
+        if self.response is not None:
+            describe_response(self, self.response)
+            self.response = None
+        url = self.full_url()
+        thread = self.thread
         return NetworkTransaction(
-            start=self.start_wall,
+            start=wall_offset + self.fetch_start / 1e9,
             index=next(_index),
             method=self.method,
-            url=_redacted(self.url, keep_params),
-            host=_host(self.url),
-            library=self.library,
+            url=_redacted(url, keep_params),
+            host=_host(url),
+            library=self.library or _CLIENTS[self.client],
             status=self.status,
             http_version=self.http_version,
             reused=self.reused,
@@ -118,30 +138,68 @@ class Timeline:
             response_header_bytes=self.response_header_bytes,
             error=self.error,
             failed_phase=self.failed_phase,
-            thread=self.thread,
+            thread=None if thread is None else thread.name,
             task=self.task,
             on_loop_thread=self.on_loop_thread,
-            frames=self.frames,
+            frames=tuple(map(_call_site, self.frames)),
             redirect_to=None if self.redirect_to is None else redact_url(self.redirect_to),
-            query_digest=_query_digest(self.url),
+            query_digest=_query_digest(url),
         )
 
     def phases(self) -> Phases:
-        connected = self.tls_end or self.connect_end
+        fetch_start, dns_start, connect_start = self.fetch_start, self.dns_start, self.connect_start
+        tls_start, tls_end, response_end = self.tls_start, self.tls_end, self.response_end
+        request_end, response_start = self.request_end, self.response_start
+        connected = tls_end or self.connect_end
         request_start = self.request_start
         if request_start is not None and connected is not None:
             request_start = max(request_start, connected)  # http.client connects inside send
-        first = self.dns_start or self.connect_start or request_start
         return Phases(
-            queue=_ms(self.fetch_start, first),
-            dns=_ms(self.dns_start, self.dns_end),
-            tcp=_ms(self.connect_start, self.tls_start or self.connect_end),
-            tls=_ms(self.tls_start, self.tls_end),
-            send=_ms(request_start, self.request_end),
-            ttfb=_ms(self.request_end, self.response_start),
-            receive=_ms(self.response_start, self.response_end),
-            total=_ms(self.fetch_start, self.response_end or _end_of_failure(self)),
+            queue=_ms(fetch_start, dns_start or connect_start or request_start),
+            dns=None if dns_start is None else _ms(dns_start, self.dns_end),
+            tcp=None if connect_start is None else _ms(connect_start, tls_start or connected),
+            tls=None if tls_start is None else _ms(tls_start, tls_end),
+            send=_ms(request_start, request_end),
+            ttfb=_ms(request_end, response_start),
+            receive=_ms(response_start, response_end),
+            total=_ms(fetch_start, response_end or _end_of_failure(self)),
         )
+
+
+def describe_response(timeline: Timeline, response: Any) -> None:
+    """Status, HTTP version, header bytes and redirect target of an http.client response."""
+    timeline.status = response.status
+    timeline.http_version = _VERSIONS.get(response.version) or str(response.version)
+    headers = response.msg
+    raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
+    if isinstance(raw, list):  # name: value\r\n per header, then \r\n
+        timeline.response_header_bytes = sum(map(len, chain.from_iterable(raw))) + 4 * len(raw) + 2
+    if 300 <= response.status < 400:
+        timeline.redirect_to = headers.get("Location")
+
+
+_VERSIONS: Final = {10: "1.0", 11: "1.1"}
+
+
+def _call_site(site: tuple[CodeType, int]) -> CallSite:
+    code, lasti = site
+    key = (id(code), lasti)  # a code object's hash covers its constants: slow
+    known = _sites.get(key)
+    if known is not None and known[0] is code:
+        return known[1]
+    named = CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti))
+    if len(_sites) >= _MAX_KINDS:
+        _sites.clear()
+    _sites[key] = (code, named)
+    return named
+
+
+def _line_of(code: CodeType, lasti: int) -> int:
+    """The line of the instruction at byte offset ``lasti`` (what ``frame.f_lineno`` says)."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line or 0
+    return code.co_firstlineno
 
 
 @functools.lru_cache(maxsize=1024)
@@ -204,47 +262,88 @@ def _end_of_failure(timeline: Timeline) -> int | None:
 
 
 def _ms(begin: int | None, end: int | None) -> float | None:
+    """Milliseconds from ``begin`` to ``end`` (ns), to the nearest µs (integer arithmetic:
+    ``round(x, 3)`` formats the float to round it)."""
     if begin is None or end is None:
         return None
-    return round(max(end - begin, 0) / 1e6, 3)
+    return (max(end - begin, 0) + 500) // 1000 / 1000
 
 
-#: The HTTP libraries a stdlib request may come through, by how far from the socket they sit.
-_CLIENT_RANK: Final = {"http.client": 0, "urllib.request": 1, "urllib3": 2, "requests": 3}
+#: The HTTP libraries a stdlib request may come through, by how far from the socket they sit
+#: (index: ``Timeline.client``; 0: none seen, the request was made with http.client itself).
+_CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
+_CLIENT_RANK: Final = {name: rank for rank, name in enumerate(_CLIENTS) if rank}
+_APP: Final = -1
+MAX_DEPTH: Final = 64
+"""Frames looked at above the hook: app frames beyond it are not named."""
+_MAX_KINDS: Final = 8192
+_kinds: dict[int, int] = {}
+"""Per code object's ``id``: ``_APP``, or a library's client rank (0: a library, no client).
+Keyed by ``id``: hashing a code object hashes its constants (a module's: its functions' too)."""
+_codes: list[CodeType] = []
+"""The code objects of ``_kinds``, kept alive so that their ids are not reused."""
+_sites: dict[tuple[int, int], tuple[CodeType, CallSite]] = {}
+"""Named call sites by (code id, ``f_lasti``), with their code (an id can be reused)."""
 
 
-def call_sites(frame: FrameType | None) -> tuple[str, tuple[CallSite, ...]]:
+def _learn(frame: FrameType) -> int:
+    """Whether ``frame``'s code is the app's or a library's (which client): once per code."""
+    module = frame.f_globals.get("__name__", "")
+    top = module.partition(".")[0] if isinstance(module, str) else ""
+    if top in _LIBRARY_PACKAGES:
+        kind = _CLIENT_RANK.get(module if module in {"urllib.request", "http.client"} else top, 0)
+    else:
+        kind = _APP
+    if len(_kinds) >= _MAX_KINDS:  # code made again and again (exec): start over
+        _kinds.clear()
+        _codes.clear()
+    _codes.append(frame.f_code)
+    _kinds[id(frame.f_code)] = kind
+    return kind
+
+
+def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
     """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
 
-    One walk outwards: library frames (HTTP stack, hawkwatch) are skipped; the client is the
-    one of ``_CLIENT_RANK`` farthest from the socket seen before the first app frame.
+    One walk outwards, one dictionary look-up per frame: library frames (HTTP stack, hawkwatch)
+    are skipped; the client is the one of ``_CLIENTS`` farthest from the socket seen before the
+    first app frame. App frames are kept as (code, ``f_lasti``): named in ``to_record``.
     """
-    found: list[CallSite] = []
-    client = "http.client"
-    packages, ranks = _LIBRARY_PACKAGES, _CLIENT_RANK
-    while frame is not None and len(found) < MAX_CALL_SITES:
-        module = frame.f_globals.get("__name__", "")
-        top = module.partition(".")[0] if isinstance(module, str) else ""
-        if top in packages:
-            if not found:
-                name = module if module in {"urllib.request", "http.client"} else top
-                if ranks.get(name, -1) > ranks[client]:
-                    client = name
-        else:
-            code = frame.f_code
-            found.append(CallSite(code.co_qualname, code.co_filename, frame.f_lineno or 0))
+    kinds = _kinds
+    client = 0
+    while frame is not None:
+        try:
+            kind = kinds[id(frame.f_code)]
+        except KeyError:
+            kind = _learn(frame)
+        if kind < 0:
+            break
+        client = max(client, kind)
         frame = frame.f_back
+    found: list[tuple[CodeType, int]] = []
+    budget = MAX_DEPTH
+    while frame is not None and budget:
+        code = frame.f_code
+        try:
+            kind = kinds[id(code)]
+        except KeyError:
+            kind = _learn(frame)
+        if kind < 0:
+            found.append((code, frame.f_lasti))
+            if len(found) == MAX_CALL_SITES:
+                break
+        frame = frame.f_back
+        budget -= 1
     return client, tuple(found)
 
 
 def describe_context(
     timeline: Timeline, get_loop: Callable[[], object | None], frame: FrameType | None
 ) -> None:
-    """Fill where the request was made: call sites, asyncio task, whether a loop runs here;
-    for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
-    client, timeline.frames = call_sites(frame)
-    if timeline.library == "":
-        timeline.library = client
+    """Note where the request was made: call sites, thread, asyncio task, whether a loop runs
+    here; for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
+    timeline.client, timeline.frames = call_sites(frame)
+    timeline.thread = current_thread()
     if get_loop() is not None:
         timeline.on_loop_thread = True
         try:

@@ -16,6 +16,7 @@ them after us: its wrapper keeps working).
 from __future__ import annotations
 
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from importlib.abc import MetaPathFinder
@@ -83,9 +84,13 @@ class NetworkMonitor:
 
     def drain(self) -> None:
         """Write the requests that ended since the last call (scheduler thread, and at stop)."""
-        ctx, keep = self._ctx, self._keep_params
-        while ctx is not None and self._ended:
-            ctx.write(self._ended.popleft().to_record(keep))
+        ctx, keep, ended = self._ctx, self._keep_params, self._ended
+        if ctx is None or not ended:
+            return
+        wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
+        write, popleft = ctx.write, ended.popleft
+        while ended:
+            write(popleft().to_record(keep, wall_offset))
 
     def stop(self) -> None:
         try:
