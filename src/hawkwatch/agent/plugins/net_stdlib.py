@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation
@@ -35,6 +36,29 @@ _READERS = ("read", "readinto", "read1", "readline", "peek")
 
 def _connecting() -> Timeline | None:
     return getattr(_local, "connecting", None)
+
+
+class _Request(Timeline):
+    """A request on an http.client connection; its response is described in ``to_record``."""
+
+    response: Any = None
+
+    def complete(self) -> None:
+        response = self.response
+        if response is None:
+            return
+        self.response = None
+        self.status = response.status
+        self.http_version = _VERSIONS.get(response.version) or str(response.version)
+        headers = response.msg
+        raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
+        if isinstance(raw, list):  # name: value\r\n per header, then \r\n
+            self.response_header_bytes = sum(map(len, chain.from_iterable(raw))) + 4 * len(raw) + 2
+        if 300 <= response.status < 400:
+            self.redirect_to = headers.get("Location")
+
+
+_VERSIONS = {10: "1.0", 11: "1.1"}
 
 
 class StdlibInstrumentation(Instrumentation):
@@ -120,7 +144,7 @@ class StdlibInstrumentation(Instrumentation):
             if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
                 return original(conn)
             in_flight = conn.__dict__.get(_TX)
-            opening = in_flight or Timeline("", "", _origin(conn))
+            opening = in_flight or _Request("", "", _origin(conn))
             _local.connecting = opening
             try:
                 result = original(conn)
@@ -254,7 +278,7 @@ def _begin(
     if unfinished is not None:  # an earlier request never read its response
         _ended(unfinished, finish)
     now = _clock()
-    timeline = Timeline("", method, url, now)  # library: the client found by describe_context
+    timeline = _Request("", method, url, now)  # library: the client found by describe_context
     timeline.origin = state.get(_ORIGIN) or _origin(conn)
     timeline.request_start = now
     opened = state.pop(_OPENED, None)

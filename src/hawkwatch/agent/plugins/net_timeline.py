@@ -14,9 +14,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from itertools import chain
 from types import CodeType, FrameType
-from typing import Any, Final
+from typing import Final
 
 from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.urls import host_of, redact_url
@@ -51,8 +50,8 @@ class Timeline:
     error: str | None = None
     failed_phase: str | None = None
     finished = False
-    frames: tuple[tuple[CodeType, int], ...] = ()
-    """The app's call sites as (code, ``f_lasti``): named and numbered in ``to_record``."""
+    frames: tuple[int, ...] = ()
+    """The app's call sites as (code id, ``f_lasti``) pairs: named in ``to_record``."""
     client = 0
     """Rank of the outermost stdlib-family client seen above the hook (``_CLIENTS``)."""
     http_version: str | None = None
@@ -63,8 +62,6 @@ class Timeline:
     request_bytes = 0
     request_end: int | None = None
     request_start: int | None = None
-    response: Any = None
-    """An http.client response, described in ``to_record`` (status, version, headers)."""
     response_bytes: int | None = None
     response_end: int | None = None
     response_header_bytes: int | None = None
@@ -109,6 +106,9 @@ class Timeline:
             return "send"
         return "queue"
 
+    def complete(self) -> None:
+        """Work out what the request path only kept a reference to (client families' own)."""
+
     def full_url(self) -> str:
         url = self.url
         if not self.origin or "://" in url:
@@ -117,17 +117,16 @@ class Timeline:
 
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
-        if self.response is not None:
-            describe_response(self, self.response)
-            self.response = None
+        self.complete()
         url = self.full_url()
+        facts = _url_facts(url, keep_params)
         thread = self.thread
         return NetworkTransaction(
             start=wall_offset + self.fetch_start / 1e9,
             index=next(_index),
             method=self.method,
-            url=_redacted(url, keep_params),
-            host=_host(url),
+            url=facts[0],
+            host=facts[1],
             library=self.library or _CLIENTS[self.client],
             status=self.status,
             http_version=self.http_version,
@@ -141,56 +140,51 @@ class Timeline:
             thread=None if thread is None else thread.name,
             task=self.task,
             on_loop_thread=self.on_loop_thread,
-            frames=tuple(map(_call_site, self.frames)),
+            frames=_call_sites_named(self.frames),
             redirect_to=None if self.redirect_to is None else redact_url(self.redirect_to),
-            query_digest=_query_digest(url),
+            query_digest=facts[2],
         )
 
     def phases(self) -> Phases:
-        fetch_start, dns_start, connect_start = self.fetch_start, self.dns_start, self.connect_start
-        tls_start, tls_end, response_end = self.tls_start, self.tls_end, self.response_end
-        request_end, response_start = self.request_end, self.response_start
-        connected = tls_end or self.connect_end
-        request_start = self.request_start
-        if request_start is not None and connected is not None:
-            request_start = max(request_start, connected)  # http.client connects inside send
-        return Phases(
-            queue=_ms(fetch_start, dns_start or connect_start or request_start),
-            dns=None if dns_start is None else _ms(dns_start, self.dns_end),
-            tcp=None if connect_start is None else _ms(connect_start, tls_start or connected),
-            tls=None if tls_start is None else _ms(tls_start, tls_end),
-            send=_ms(request_start, request_end),
-            ttfb=_ms(request_end, response_start),
-            receive=_ms(response_start, response_end),
-            total=_ms(fetch_start, response_end or _end_of_failure(self)),
+        fetch_start, dns_start, dns_end = self.fetch_start, self.dns_start, self.dns_end
+        connect_start, connect_end = self.connect_start, self.connect_end
+        tls_start, tls_end = self.tls_start, self.tls_end
+        request_start, request_end = self.request_start, self.request_end
+        response_start, response_end = self.response_start, self.response_end
+        connected = tls_end or connect_end
+        if request_start is not None and connected is not None and connected > request_start:
+            request_start = connected  # http.client connects inside send
+        spans = (
+            (fetch_start, dns_start or connect_start or request_start),  # queue
+            (dns_start, dns_end),
+            (connect_start, tls_start or connect_end),  # tcp
+            (tls_start, tls_end),
+            (request_start, request_end),  # send
+            (request_end, response_start),  # ttfb
+            (response_start, response_end),  # receive
+            (fetch_start, response_end or _end_of_failure(self)),  # total
         )
+        queue, dns, tcp, tls, send, ttfb, receive, total = [
+            None if begin is None or end is None  # ns to ms, to the µs, with no call per phase
+            else (end - begin + 500) // 1000 / 1000 if end > begin else 0.0
+            for begin, end in spans
+        ]
+        return Phases(queue=queue, dns=dns, tcp=tcp, tls=tls, send=send, ttfb=ttfb,
+                      receive=receive, total=total)  # fmt: skip
 
 
-def describe_response(timeline: Timeline, response: Any) -> None:
-    """Status, HTTP version, header bytes and redirect target of an http.client response."""
-    timeline.status = response.status
-    timeline.http_version = _VERSIONS.get(response.version) or str(response.version)
-    headers = response.msg
-    raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
-    if isinstance(raw, list):  # name: value\r\n per header, then \r\n
-        timeline.response_header_bytes = sum(map(len, chain.from_iterable(raw))) + 4 * len(raw) + 2
-    if 300 <= response.status < 400:
-        timeline.redirect_to = headers.get("Location")
-
-
-_VERSIONS: Final = {10: "1.0", 11: "1.1"}
-
-
-def _call_site(site: tuple[CodeType, int]) -> CallSite:
-    code, lasti = site
-    key = (id(code), lasti)  # a code object's hash covers its constants: slow
-    known = _sites.get(key)
-    if known is not None and known[0] is code:
-        return known[1]
-    named = CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti))
-    if len(_sites) >= _MAX_KINDS:
-        _sites.clear()
-    _sites[key] = (code, named)
+def _call_sites_named(frames: tuple[int, ...]) -> tuple[CallSite, ...]:
+    """``CallSite``s of (code id, ``f_lasti``, …) pairs: one look-up for a stack seen before."""
+    named = _named.get(frames)
+    if named is None:
+        named = tuple(
+            CallSite(code.co_qualname, code.co_filename, _line_of(code, frames[i + 1]))
+            for i in range(0, len(frames), 2)
+            if (code := _codes.get(frames[i])) is not None
+        )
+        if len(_named) >= _MAX_KINDS:
+            _named.clear()
+        _named[frames] = named
     return named
 
 
@@ -203,11 +197,11 @@ def _line_of(code: CodeType, lasti: int) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _redacted(url: str, keep_params: frozenset[str]) -> str:
-    return redact_url(url, keep_params)  # the same URLs come again and again: parse them once
+def _url_facts(url: str, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
+    """Redacted URL, ``host:port`` and query digest: the same URLs come again and again."""
+    return redact_url(url, keep_params), host_of(url), _query_digest(url)
 
 
-@functools.lru_cache(maxsize=1024)
 def _query_digest(url: str) -> str | None:
     """8 bytes of BLAKE2b over the URL's query (hashed on the scheduler thread, not per request)."""
     query = url.partition("?")[2].partition("#")[0]
@@ -216,11 +210,6 @@ def _query_digest(url: str) -> str | None:
     import hashlib
 
     return hashlib.blake2b(query.encode(errors="replace"), digest_size=8).hexdigest()
-
-
-@functools.lru_cache(maxsize=1024)
-def _host(url: str) -> str:
-    return host_of(url)
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -261,14 +250,6 @@ def _end_of_failure(timeline: Timeline) -> int | None:
     return max((m for m in moments if m is not None), default=None)
 
 
-def _ms(begin: int | None, end: int | None) -> float | None:
-    """Milliseconds from ``begin`` to ``end`` (ns), to the nearest µs (integer arithmetic:
-    ``round(x, 3)`` formats the float to round it)."""
-    if begin is None or end is None:
-        return None
-    return (max(end - begin, 0) + 500) // 1000 / 1000
-
-
 #: The HTTP libraries a stdlib request may come through, by how far from the socket they sit
 #: (index: ``Timeline.client``; 0: none seen, the request was made with http.client itself).
 _CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
@@ -280,10 +261,12 @@ _MAX_KINDS: Final = 8192
 _kinds: dict[int, int] = {}
 """Per code object's ``id``: ``_APP``, or a library's client rank (0: a library, no client).
 Keyed by ``id``: hashing a code object hashes its constants (a module's: its functions' too)."""
-_codes: list[CodeType] = []
-"""The code objects of ``_kinds``, kept alive so that their ids are not reused."""
-_sites: dict[tuple[int, int], tuple[CodeType, CallSite]] = {}
-"""Named call sites by (code id, ``f_lasti``), with their code (an id can be reused)."""
+_codes: dict[int, CodeType] = {}
+"""The code objects of ``_kinds`` by id, kept alive (and never dropped) so that an id stays
+theirs: a pending request's call sites are ids. Past ``_MAX_KINDS`` codes (code compiled again
+and again), new ones are classified each time instead of remembered."""
+_named: dict[tuple[int, ...], tuple[CallSite, ...]] = {}
+"""Named call sites by the (code id, ``f_lasti``, …) tuple the request path kept."""
 
 
 def _learn(frame: FrameType) -> int:
@@ -294,20 +277,20 @@ def _learn(frame: FrameType) -> int:
         kind = _CLIENT_RANK.get(module if module in {"urllib.request", "http.client"} else top, 0)
     else:
         kind = _APP
-    if len(_kinds) >= _MAX_KINDS:  # code made again and again (exec): start over
-        _kinds.clear()
-        _codes.clear()
-    _codes.append(frame.f_code)
-    _kinds[id(frame.f_code)] = kind
+    if len(_kinds) < _MAX_KINDS:
+        code = frame.f_code
+        _codes[id(code)] = code
+        _kinds[id(code)] = kind
     return kind
 
 
-def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
+def call_sites(frame: FrameType | None) -> tuple[int, tuple[int, ...]]:
     """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
 
     One walk outwards, one dictionary look-up per frame: library frames (HTTP stack, hawkwatch)
     are skipped; the client is the one of ``_CLIENTS`` farthest from the socket seen before the
-    first app frame. App frames are kept as (code, ``f_lasti``): named in ``to_record``.
+    first app frame. App frames are kept as (code id, ``f_lasti``) pairs, named in
+    ``to_record``; a code not remembered (``_MAX_KINDS``) is not kept as a call site.
     """
     kinds = _kinds
     client = 0
@@ -320,17 +303,19 @@ def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int]
             break
         client = max(client, kind)
         frame = frame.f_back
-    found: list[tuple[CodeType, int]] = []
+    found: list[int] = []
     budget = MAX_DEPTH
     while frame is not None and budget:
-        code = frame.f_code
+        key = id(frame.f_code)
         try:
-            kind = kinds[id(code)]
+            kind = kinds[key]
         except KeyError:
             kind = _learn(frame)
+            if key not in _codes:
+                kind = 0  # not remembered: its id may be another code's by the time it is named
         if kind < 0:
-            found.append((code, frame.f_lasti))
-            if len(found) == MAX_CALL_SITES:
+            found += (key, frame.f_lasti)
+            if len(found) == 2 * MAX_CALL_SITES:
                 break
         frame = frame.f_back
         budget -= 1
