@@ -255,6 +255,9 @@ def _end_of_failure(timeline: Timeline) -> int | None:
 _CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
 _CLIENT_RANK: Final = {name: rank for rank, name in enumerate(_CLIENTS) if rank}
 _APP: Final = -1
+_LOOP: Final = -2
+"""An asyncio loop running a callback (``Handle._run``): beyond it is the loop's machinery and
+whoever started the loop, not the path to the request; the walk ends there."""
 MAX_DEPTH: Final = 64
 """Frames looked at above the hook: app frames beyond it are not named."""
 _MAX_KINDS: Final = 8192
@@ -273,7 +276,9 @@ def _learn(frame: FrameType) -> int:
     """Whether ``frame``'s code is the app's or a library's (which client): once per code."""
     module = frame.f_globals.get("__name__", "")
     top = module.partition(".")[0] if isinstance(module, str) else ""
-    if top in _LIBRARY_PACKAGES:
+    if module == "asyncio.events" and frame.f_code.co_name == "_run":
+        kind = _LOOP
+    elif top in _LIBRARY_PACKAGES:
         kind = _CLIENT_RANK.get(module if module in {"urllib.request", "http.client"} else top, 0)
     else:
         kind = _APP
@@ -311,9 +316,11 @@ def call_sites(frame: FrameType | None) -> tuple[int, tuple[int, ...]]:
             kind = kinds[key]
         except KeyError:
             kind = _learn(frame)
-            if key not in _codes:
+            if kind == _APP and key not in _codes:
                 kind = 0  # not remembered: its id may be another code's by the time it is named
         if kind < 0:
+            if kind == _LOOP:
+                break
             found += (key, frame.f_lasti)
             if len(found) == 2 * MAX_CALL_SITES:
                 break
