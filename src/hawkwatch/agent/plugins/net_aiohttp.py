@@ -166,6 +166,7 @@ class _Signals:
         hop = getattr(context, _HOP, None)
         if hop is not None:
             hop.request_end = _clock()
+            hop.request_headers = params.headers  # as sent (at the start: only the app's)
 
     async def chunk_sent(self, session: Any, context: SimpleNamespace, params: Any) -> None:
         hop = getattr(context, _HOP, None)

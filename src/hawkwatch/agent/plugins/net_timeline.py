@@ -151,6 +151,19 @@ class Timeline:
         tls_start, tls_end = self.tls_start, self.tls_end
         request_start, request_end = self.request_start, self.request_end
         response_start, response_end = self.response_start, self.response_end
+        if (
+            dns_start is None and connect_start is None and tls_start is None
+            and request_start is not None and request_end is not None
+            and response_start is not None and response_end is not None
+            and fetch_start <= request_start <= request_end <= response_start <= response_end
+        ):  # a request on a reused connection that ended well: most of them
+            return Phases(
+                queue=(request_start - fetch_start + 500) // 1000 / 1000,
+                send=(request_end - request_start + 500) // 1000 / 1000,
+                ttfb=(response_start - request_end + 500) // 1000 / 1000,
+                receive=(response_end - response_start + 500) // 1000 / 1000,
+                total=(response_end - fetch_start + 500) // 1000 / 1000,
+            )
         connected = tls_end or connect_end
         if request_start is not None and connected is not None and connected > request_start:
             request_start = connected  # http.client connects inside send
@@ -336,13 +349,9 @@ def describe_context(
     here; for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
     timeline.client, timeline.frames = call_sites(frame)
     timeline.thread = current_thread()
-    if get_loop() is not None:
+    loop = get_loop()
+    if loop is not None:  # so asyncio is imported
         timeline.on_loop_thread = True
-        try:
-            import asyncio
-
-            task = asyncio.current_task()
-        except RuntimeError:
-            task = None
+        task = sys.modules["asyncio"].current_task(loop)
         if task is not None:
             timeline.task = task.get_name()
