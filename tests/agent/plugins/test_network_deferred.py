@@ -13,6 +13,7 @@ import http.client
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import httpx
@@ -128,18 +129,20 @@ def test_phases_are_rounded_to_the_microsecond_on_either_path() -> None:
     assert failed.phases() == Phases(queue=1.0, total=1.0)
 
 
-def test_code_is_remembered_by_id_and_named_only_while_it_is_kept(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(net_timeline, "_kinds", {})
-    monkeypatch.setattr(net_timeline, "_codes", {})
-    monkeypatch.setattr(net_timeline, "_MAX_KINDS", 1)
-    line = sys._getframe().f_lineno + 1
-    _, frames = call_sites(sys._getframe())
-    assert len(frames) == 2  # this test's frame only: the first code seen, the only one kept
-    assert net_timeline._codes[frames[0]] is sys._getframe().f_code
-    _, again = call_sites(sys._getframe())
-    assert len(again) == 2 and again[0] == frames[0]  # pytest's frames: not remembered, skipped
-    (named,) = net_timeline._call_sites_named(frames)
-    assert named.function == "test_code_is_remembered_by_id_and_named_only_while_it_is_kept"
-    assert (named.file, named.line) == (__file__, line)
+def test_code_compiled_at_run_time_is_classified_by_its_module_every_time() -> None:
+    source = "def probe(walk):\n    return walk(sys._getframe())\n"
+    in_library: dict[str, Any] = {"__name__": "requests.generated", "sys": sys}
+    in_app: dict[str, Any] = {"__name__": "generated_app", "sys": sys}
+    for namespace in (in_library, in_app):
+        exec(compile(source, "<string>", "exec"), namespace)  # the same file name, twice
+    client, frames = in_library["probe"](call_sites)
+    assert net_timeline._CLIENTS[client] == "requests"
+    assert frames[0][0] is sys._getframe().f_code  # the library's frame is skipped
+    client, frames = in_app["probe"](call_sites)
+    assert client == 0 and frames[0][0] is in_app["probe"].__code__
+    assert "<string>" not in net_timeline._kinds
+    named = net_timeline._call_sites_named(frames)
+    assert (named[0].function, named[0].file, named[0].line) == ("probe", "<string>", 2)
+    assert named[1].function == (
+        "test_code_compiled_at_run_time_is_classified_by_its_module_every_time"
+    )

@@ -50,8 +50,8 @@ class Timeline:
     error: str | None = None
     failed_phase: str | None = None
     finished = False
-    frames: tuple[int, ...] = ()
-    """The app's call sites as (code id, ``f_lasti``) pairs: named in ``to_record``."""
+    frames: tuple[tuple[CodeType, int], ...] = ()
+    """The app's call sites as (code, ``f_lasti``): named in ``to_record``."""
     client = 0
     """Rank of the outermost stdlib-family client seen above the hook (``_CLIENTS``)."""
     http_version: str | None = None
@@ -109,17 +109,10 @@ class Timeline:
     def complete(self) -> None:
         """Work out what the request path only kept a reference to (client families' own)."""
 
-    def full_url(self) -> str:
-        url = self.url
-        if not self.origin or "://" in url:
-            return url
-        return self.origin + (url if url.startswith("/") else "/" + url)
-
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
         self.complete()
-        url = self.full_url()
-        facts = _url_facts(url, keep_params)
+        facts = _url_facts(self.url, self.origin, keep_params)
         thread = self.thread
         return NetworkTransaction(
             start=wall_offset + self.fetch_start / 1e9,
@@ -186,18 +179,20 @@ class Timeline:
                       receive=receive, total=total)  # fmt: skip
 
 
-def _call_sites_named(frames: tuple[int, ...]) -> tuple[CallSite, ...]:
-    """``CallSite``s of (code id, ``f_lasti``, …) pairs: one look-up for a stack seen before."""
-    named = _named.get(frames)
-    if named is None:
-        named = tuple(
-            CallSite(code.co_qualname, code.co_filename, _line_of(code, frames[i + 1]))
-            for i in range(0, len(frames), 2)
-            if (code := _codes.get(frames[i])) is not None
-        )
-        if len(_named) >= _MAX_KINDS:
-            _named.clear()
-        _named[frames] = named
+def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
+    return tuple(map(_call_site, frames))
+
+
+def _call_site(site: tuple[CodeType, int]) -> CallSite:
+    code, lasti = site
+    key = (id(code), lasti)  # not the code itself: its hash covers its constants
+    known = _sites.get(key)
+    if known is not None and known[0] is code:
+        return known[1]
+    named = CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti))
+    if len(_sites) >= _MAX_KINDS:
+        _sites.clear()
+    _sites[key] = (code, named)
     return named
 
 
@@ -210,8 +205,11 @@ def _line_of(code: CodeType, lasti: int) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _url_facts(url: str, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
-    """Redacted URL, ``host:port`` and query digest: the same URLs come again and again."""
+def _url_facts(url: str, origin: str, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
+    """Redacted URL, ``host:port`` and query digest of ``url`` (a path when ``origin`` is
+    given: http.client's): the same URLs come again and again."""
+    if origin and "://" not in url:
+        url = origin + (url if url.startswith("/") else "/" + url)
     return redact_url(url, keep_params), host_of(url), _query_digest(url)
 
 
@@ -268,75 +266,72 @@ def _end_of_failure(timeline: Timeline) -> int | None:
 _CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
 _CLIENT_RANK: Final = {name: rank for rank, name in enumerate(_CLIENTS) if rank}
 _APP: Final = -1
-_LOOP: Final = -2
-"""An asyncio loop running a callback (``Handle._run``): beyond it is the loop's machinery and
-whoever started the loop, not the path to the request; the walk ends there."""
+_EVENTS: Final = -2
+"""``asyncio/events.py``: a library, but its ``Handle._run`` (a loop running a callback) ends
+the walk: beyond it is the loop's machinery and whoever started the loop, not the request's path."""
 MAX_DEPTH: Final = 64
 """Frames looked at above the hook: app frames beyond it are not named."""
-_MAX_KINDS: Final = 8192
-_kinds: dict[int, int] = {}
-"""Per code object's ``id``: ``_APP``, or a library's client rank (0: a library, no client).
-Keyed by ``id``: hashing a code object hashes its constants (a module's: its functions' too)."""
-_codes: dict[int, CodeType] = {}
-"""The code objects of ``_kinds`` by id, kept alive (and never dropped) so that an id stays
-theirs: a pending request's call sites are ids. Past ``_MAX_KINDS`` codes (code compiled again
-and again), new ones are classified each time instead of remembered."""
-_named: dict[tuple[int, ...], tuple[CallSite, ...]] = {}
-"""Named call sites by the (code id, ``f_lasti``, …) tuple the request path kept."""
+_MAX_KINDS: Final = 4096
+_kinds: dict[str, int] = {}
+"""Per code file name: ``_APP``, ``_EVENTS`` or a library's client rank (0: a library, no
+client). By file name: a string's hash is kept, a code object's covers its constants (a module's:
+its functions' too). Names like ``<string>`` (code compiled at run time) are never kept."""
+_sites: dict[tuple[int, int], tuple[CodeType, CallSite]] = {}
+"""Named call sites by (code id, ``f_lasti``), with their code (an id can be reused)."""
 
 
 def _learn(frame: FrameType) -> int:
-    """Whether ``frame``'s code is the app's or a library's (which client): once per code."""
+    """Whether ``frame``'s code is the app's or a library's (which client): once per file."""
     module = frame.f_globals.get("__name__", "")
     top = module.partition(".")[0] if isinstance(module, str) else ""
-    if module == "asyncio.events" and frame.f_code.co_name == "_run":
-        kind = _LOOP
+    if module == "asyncio.events":
+        kind = _EVENTS
     elif top in _LIBRARY_PACKAGES:
         kind = _CLIENT_RANK.get(module if module in {"urllib.request", "http.client"} else top, 0)
     else:
         kind = _APP
-    if len(_kinds) < _MAX_KINDS:
-        code = frame.f_code
-        _codes[id(code)] = code
-        _kinds[id(code)] = kind
+    filename = frame.f_code.co_filename
+    if not filename.startswith("<") or filename.startswith("<frozen "):
+        if len(_kinds) >= _MAX_KINDS:
+            _kinds.clear()
+        _kinds[filename] = kind
     return kind
 
 
-def call_sites(frame: FrameType | None) -> tuple[int, tuple[int, ...]]:
+def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
     """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
 
-    One walk outwards, one dictionary look-up per frame: library frames (HTTP stack, hawkwatch)
-    are skipped; the client is the one of ``_CLIENTS`` farthest from the socket seen before the
-    first app frame. App frames are kept as (code id, ``f_lasti``) pairs, named in
-    ``to_record``; a code not remembered (``_MAX_KINDS``) is not kept as a call site.
+    One walk outwards, one dictionary look-up per frame and no call: library frames (HTTP
+    stack, hawkwatch) are skipped; the client is the one of ``_CLIENTS`` farthest from the
+    socket seen before the first app frame. App frames are kept as (code, ``f_lasti``): named
+    in ``to_record``.
     """
     kinds = _kinds
     client = 0
     while frame is not None:
         try:
-            kind = kinds[id(frame.f_code)]
+            kind = kinds[frame.f_code.co_filename]
         except KeyError:
             kind = _learn(frame)
         if kind < 0:
             break
-        client = max(client, kind)
+        if kind > client:  # noqa: PLR1730 - max() is a call per frame
+            client = kind
         frame = frame.f_back
-    found: list[int] = []
+    found: list[tuple[CodeType, int]] = []
     budget = MAX_DEPTH
     while frame is not None and budget:
-        key = id(frame.f_code)
+        code = frame.f_code
         try:
-            kind = kinds[key]
+            kind = kinds[code.co_filename]
         except KeyError:
             kind = _learn(frame)
-            if kind == _APP and key not in _codes:
-                kind = 0  # not remembered: its id may be another code's by the time it is named
-        if kind < 0:
-            if kind == _LOOP:
+        if kind == _APP:
+            found.append((code, frame.f_lasti))
+            if len(found) == MAX_CALL_SITES:
                 break
-            found += (key, frame.f_lasti)
-            if len(found) == 2 * MAX_CALL_SITES:
-                break
+        elif kind == _EVENTS and code.co_name == "_run":
+            break
         frame = frame.f_back
         budget -= 1
     return client, tuple(found)
