@@ -75,27 +75,27 @@ class _Tracer:
         return self.hops[-1]
 
     def on_event(self, name: str, info: dict[str, Any]) -> None:
-        self.stamp(name, info)
-        if self.previous is not None:
-            self.previous(name, info)
-
-    async def on_event_async(self, name: str, info: dict[str, Any]) -> None:
-        self.stamp(name, info)
-        if self.previous is not None:
-            result = self.previous(name, info)
-            if inspect.isawaitable(result):
-                await result
-
-    def stamp(self, name: str, info: dict[str, Any]) -> None:
-        """One dictionary look-up per event; most events need nothing."""
-        handler = _handlers.get(name)
-        if handler is None:
-            handler = _learn(name)
-        if handler:
+        """One dictionary look-up per event (most need nothing), then the app's callback."""
+        handler = _handlers.get(name) or _learn(name)
+        if handler is not _ignore:
             try:
                 handler(self, name, info)
             except Exception as exc:  # never into the request
                 self.on_error(exc)
+        if self.previous is not None:
+            self.previous(name, info)
+
+    async def on_event_async(self, name: str, info: dict[str, Any]) -> None:
+        handler = _handlers.get(name) or _learn(name)
+        if handler is not _ignore:
+            try:
+                handler(self, name, info)
+            except Exception as exc:  # never into the request
+                self.on_error(exc)
+        if self.previous is not None:
+            result = self.previous(name, info)
+            if inspect.isawaitable(result):
+                await result
 
     def next_hop(self, now: int) -> _Hop:
         previous = self.hops[-1]
@@ -205,13 +205,17 @@ _EVENTS: Final[dict[str, Handler]] = {
     "receive_response_body.complete": _body_received,
     "response_closed.complete": _closed,
 }
-_handlers: dict[str, Handler | None] = {}
+_handlers: dict[str, Handler] = {}
 """Full event names (``http11.send_request_headers.started``) to handlers, learned as seen."""
 
 
-def _learn(name: str) -> Handler | None:
+def _ignore(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    """Events that mark nothing (``send_request_body.started``…): not even called."""
+
+
+def _learn(name: str) -> Handler:
     event = name.partition(".")[2]
-    handler = _EVENTS.get(event) or (_failed if event.endswith(".failed") else None)
+    handler = _EVENTS.get(event) or (_failed if event.endswith(".failed") else _ignore)
     if len(_handlers) < 512:
         _handlers[name] = handler
     return handler
