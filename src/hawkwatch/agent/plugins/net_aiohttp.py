@@ -69,9 +69,7 @@ class _Hop(Timeline):
     """One request of aiohttp's; what aiohttp gives is kept as it is (the URL object, the
     request headers, the response) and described in ``to_record``."""
 
-    url_object: Any = None
-    request_headers: Any = None
-    response: Any = None
+    __slots__ = ()
 
     def complete(self) -> None:
         if self.url_object is not None:

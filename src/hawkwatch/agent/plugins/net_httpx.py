@@ -30,10 +30,7 @@ class _Hop(Timeline):
     """One request of a ``send`` (a redirect makes several). What httpx and httpcore give is
     kept as it is (the request, the response head) and described in ``to_record``."""
 
-    request: Any = None
-    """The httpx request: method, URL (``str`` of it parses nothing but costs) and header bytes."""
-    head: tuple[str, Any] | None = None
-    """(trace event name, its return value) of ``receive_response_headers.complete``."""
+    __slots__ = ()
 
     def complete(self) -> None:
         request = self.request

@@ -41,7 +41,7 @@ def _connecting() -> Timeline | None:
 class _Request(Timeline):
     """A request on an http.client connection; its response is described in ``to_record``."""
 
-    response: Any = None
+    __slots__ = ()
 
     def complete(self) -> None:
         response = self.response
