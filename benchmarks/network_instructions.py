@@ -10,7 +10,10 @@ before it and dumps them at ``os.getpgrp()`` just after, all threads together (t
 thread's record writing included; the agent's periodic monitors are off in both arms so that
 nothing else runs on a timer). Printed per family: instructions per request off and on, the
 difference, and the ratio: the CPU cost of the monitor on a machine where one instruction costs
-what it costs elsewhere in the client. The server is not under valgrind.
+what it costs elsewhere in the client. For httpx and aiohttp a third arm, ``hooks``, runs with
+the monitor off but the library's extension point in use with callbacks that do nothing: the
+share of the cost that is the library's own (``hooks`` column, as added over ``off``). The
+server is not under valgrind.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FAMILIES = ("http.client", "requests", "httpx", "httpx-async", "aiohttp")
+HOOKED = ("httpx", "httpx-async", "aiohttp")  # families timed through a library's own hooks
 
 
 def instructions(family: str, url: str, count: int, arm: str, env: dict[str, str]) -> float:
@@ -63,12 +67,17 @@ def main() -> None:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/"
         print(f"callgrind, {args.requests} requests per arm, {sys.version.split()[0]}")
-        print(f"{'family':<12} {'instr/req off':>14} {'on':>10} {'added':>9} {'ratio':>8}")
+        print(f"{'family':<12} {'instr/req off':>14} {'on':>10} {'added':>9} {'ratio':>8}"
+              f" {'hooks':>9}")  # fmt: skip
         for family in args.families.split(","):
             off = instructions(family, url, args.requests, "off", env)
             on = instructions(family, url, args.requests, "on", env)
+            hooks = ""
+            if family in HOOKED:
+                added = instructions(family, url, args.requests, "hooks", env) - off
+                hooks = f"{added:>+9,.0f} ({added / off:+.1%})"
             print(f"{family:<12} {off:>14,.0f} {on:>10,.0f} {on - off:>+9,.0f} "
-                  f"{on / off - 1:>+8.1%}")  # fmt: skip
+                  f"{on / off - 1:>+8.1%} {hooks}")  # fmt: skip
     finally:
         server.kill()
         server.wait()

@@ -1,9 +1,12 @@
 """One arm of the network benchmark: N GET requests through one client family, timed.
 
-Usage: python net_client.py FAMILY URL N on|off [quiet]. Starts the agent with the network
-monitor on or off (every other monitor alike in both arms), warms up, then prints requests per
-second and the client's CPU µs per request. ``quiet`` (``network_instructions.py``, under
-callgrind): the agent's periodic monitors are off in both arms, and the timed loop is bracketed
+Usage: python net_client.py FAMILY URL N on|off|hooks [quiet]. Starts the agent with the
+network monitor on or off (every other monitor alike in both arms), warms up, then prints
+requests per second and the client's CPU µs per request. ``hooks``: the monitor off, but the
+library's own extension point in use with callbacks that do nothing (httpx: a ``trace``
+extension on each request; aiohttp: a ``TraceConfig`` on the signals the monitor listens to):
+what the library costs before the monitor does anything. ``quiet``
+(``network_instructions.py``, under callgrind): the agent's periodic monitors are off in both arms, and the timed loop is bracketed
 by ``os.getppid()`` and ``os.getpgrp()``, where callgrind zeroes and dumps its counters; a pause
 before each lets the scheduler write the requests that ended before it.
 """
@@ -24,6 +27,30 @@ if quiet:  # nothing periodic but the network monitor's own writing: counts that
     for name in ("resources", "cpu", "memory", "gc", "crash"):
         options[f"{name}.enabled"] = False
 hawkwatch.start(**options)
+hooks = arm == "hooks"
+
+
+def _noop(name: str, info: object) -> None:
+    pass
+
+
+async def _anoop(*args: object) -> None:
+    pass
+
+
+def _trace_configs() -> list[object] | None:
+    if not hooks:
+        return None
+    import aiohttp
+
+    config = aiohttp.TraceConfig()
+    for name in ("request_start", "dns_resolvehost_start", "dns_resolvehost_end",
+                 "connection_create_start", "connection_create_end", "connection_reuseconn",
+                 "request_headers_sent", "request_chunk_sent", "request_end",
+                 "response_chunk_received", "request_redirect", "request_exception"):  # fmt: skip
+        getattr(config, f"on_{name}").append(_anoop)
+    config.freeze()
+    return [config]
 
 
 def sync_run(n: int) -> float:
@@ -39,10 +66,11 @@ def sync_run(n: int) -> float:
     if family == "httpx":
         import httpx
 
+        extensions = {"trace": _noop} if hooks else None
         with httpx.Client() as client:
             started = time.perf_counter()
             for _ in range(n):
-                _ = client.get(url).content
+                _ = client.get(url, extensions=extensions).content
             return time.perf_counter() - started
     import http.client
     from urllib.parse import urlsplit
@@ -62,7 +90,7 @@ async def async_run(n: int) -> float:
     if family == "aiohttp":
         import aiohttp
 
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(trace_configs=_trace_configs()) as session:
             started = time.perf_counter()
             for _ in range(n):
                 async with session.get(url) as response:
@@ -70,10 +98,11 @@ async def async_run(n: int) -> float:
             return time.perf_counter() - started
     import httpx
 
+    extensions = {"trace": _anoop} if hooks else None
     async with httpx.AsyncClient() as client:
         started = time.perf_counter()
         for _ in range(n):
-            _ = (await client.get(url)).content
+            _ = (await client.get(url, extensions=extensions)).content
         return time.perf_counter() - started
 
 
