@@ -6,9 +6,10 @@ requests per second and the client's CPU µs per request. ``hooks``: the monitor
 library's own extension point in use with callbacks that do nothing (httpx: a ``trace``
 extension on each request; aiohttp: a ``TraceConfig`` on the signals the monitor listens to):
 what the library costs before the monitor does anything. ``quiet``
-(``network_instructions.py``, under callgrind): the agent's periodic monitors are off in both arms, and the timed loop is bracketed
-by ``os.getppid()`` and ``os.getpgrp()``, where callgrind zeroes and dumps its counters; a pause
-before each lets the scheduler write the requests that ended before it.
+(``network_instructions.py``, under callgrind): the agent's periodic monitors are off in both
+arms, and the timed loop is bracketed by ``os.getppid()`` and ``os.getpgrp()``, where callgrind
+zeroes and dumps its counters; a pause before each lets the scheduler write the requests that
+ended before it.
 """
 
 from __future__ import annotations
