@@ -195,20 +195,17 @@ class Timeline:
 
 
 def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
-    return tuple(map(_call_site, frames))
-
-
-def _call_site(site: tuple[CodeType, int]) -> CallSite:
-    code, lasti = site
-    key = (id(code), lasti)  # not the code itself: its hash covers its constants
-    known = _sites.get(key)
-    if known is not None and known[0] is code:
-        return known[1]
-    named = CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti))
-    if len(_sites) >= _MAX_KINDS:
-        _sites.clear()
-    _sites[key] = (code, named)
-    return named
+    """``CallSite``s of (code, ``f_lasti``) pairs, each named once (no call per frame)."""
+    named: list[CallSite] = []
+    for code, lasti in frames:
+        known = _sites.get((id(code), lasti))  # not the code itself: its hash covers constants
+        if known is None or known[0] is not code:
+            known = (code, CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti)))
+            if len(_sites) >= _MAX_KINDS:
+                _sites.clear()
+            _sites[id(code), lasti] = known
+        named.append(known[1])
+    return tuple(named)
 
 
 def _line_of(code: CodeType, lasti: int) -> int:
