@@ -39,22 +39,23 @@ def _connecting() -> Timeline | None:
 
 
 class _Request(Timeline):
-    """A request on an http.client connection; its response is described in ``to_record``."""
+    """A request on an http.client connection. At its response the request path keeps the
+    status, the version number (``head``) and the parsed headers (``response``), not the
+    response itself (which dies with the app's last reference, on the app's thread, as it
+    would without us); ``to_record`` describes them."""
 
     __slots__ = ()
 
     def complete(self) -> None:
-        response = self.response
-        if response is None:
+        headers = self.response
+        if headers is None:
             return
         self.response = None
-        self.status = response.status
-        self.http_version = _VERSIONS.get(response.version) or str(response.version)
-        headers = response.msg
+        self.http_version = _VERSIONS.get(self.head) or str(self.head)
         raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
         if isinstance(raw, list):  # name: value\r\n per header, then \r\n
             self.response_header_bytes = sum(map(len, chain.from_iterable(raw))) + 4 * len(raw) + 2
-        if 300 <= response.status < 400:
+        if 300 <= (self.status or 0) < 400:
             self.redirect_to = headers.get("Location")
 
 
@@ -211,7 +212,8 @@ class StdlibInstrumentation(Instrumentation):
                 _failed(timeline, exc, finish)
                 raise
             timeline.response_start = _clock()
-            timeline.response = response  # described on the scheduler thread
+            timeline.status, timeline.head = response.status, response.version
+            timeline.response = response.msg  # described on the scheduler thread
             if response.fp is None:  # no body (HEAD, 204, 304, length 0): already closed
                 _ended(timeline, finish)
             else:
