@@ -67,7 +67,8 @@ _HOP = "hawkwatch_hop"  # attribute of aiohttp's per-request trace context
 
 class _Hop(Timeline):
     """One request of aiohttp's; what aiohttp gives is kept as it is (the URL object, the
-    request headers, the response) and described in ``to_record``."""
+    request headers as sent, the response's raw headers and version) and described in
+    ``to_record``."""
 
     __slots__ = ()
 
@@ -77,9 +78,12 @@ class _Hop(Timeline):
         if self.request_headers is not None:
             headers, self.request_headers = self.request_headers, None
             self.request_bytes += sum(len(k) + len(v) + 4 for k, v in headers.items())
-        if self.response is not None:
-            response, self.response = self.response, None
-            _describe(self, response)
+        if self.response is not None:  # the raw headers, and the version in ``head``
+            raw, self.response = self.response, None
+            version = self.head
+            if version is not None:
+                self.http_version = f"{version.major}.{version.minor}"
+            self.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw)
 
 
 class _Signals:
@@ -181,8 +185,9 @@ class _Signals:
         if hop is not None:
             hop.response_start = hop.response_start or _clock()
             response = params.response
-            hop.response = response  # described on the scheduler thread
-            response.__dict__[_TX] = hop
+            hop.status, hop.head = response.status, response.version
+            hop.response = response.raw_headers  # described on the scheduler thread; not the
+            response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
 
     async def chunk_received(self, session: Any, context: SimpleNamespace, params: Any) -> None:
         hop = getattr(context, _HOP, None)
