@@ -1,19 +1,57 @@
 """One arm of the network benchmark: N GET requests through one client family, timed.
 
-Usage: python net_client.py FAMILY URL N on|off. Starts the agent with the network monitor on
-or off (every other monitor alike in both arms), warms up, then prints requests per second.
+Usage: python net_client.py FAMILY URL N on|off|hooks [quiet]. Starts the agent with the
+network monitor on or off (every other monitor alike in both arms), warms up, then prints
+requests per second and the client's CPU µs per request. ``hooks``: the monitor off, but the
+library's own extension point in use with callbacks that do nothing (httpx: a ``trace``
+extension on each request; aiohttp: a ``TraceConfig`` on the signals the monitor listens to):
+what the library costs before the monitor does anything. ``quiet``
+(``network_instructions.py``, under callgrind): the agent's periodic monitors are off in both
+arms, and the timed loop is bracketed by ``os.getppid()`` and ``os.getpgrp()``, where callgrind
+zeroes and dumps its counters; a pause before each lets the scheduler write the requests that
+ended before it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 
 import hawkwatch
 
 family, url, count, arm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-hawkwatch.start(**{"network.enabled": arm == "on", "stall.enabled": False})
+quiet = sys.argv[5:] == ["quiet"]
+options = {"network.enabled": arm == "on", "stall.enabled": False}
+if quiet:  # nothing periodic but the network monitor's own writing: counts that repeat
+    for name in ("resources", "cpu", "memory", "gc", "crash"):
+        options[f"{name}.enabled"] = False
+hawkwatch.start(**options)
+hooks = arm == "hooks"
+
+
+def _noop(name: str, info: object) -> None:
+    pass
+
+
+async def _anoop(*args: object) -> None:
+    pass
+
+
+def _trace_configs() -> list[object] | None:
+    if not hooks:
+        return None
+    import aiohttp
+
+    config = aiohttp.TraceConfig()
+    for name in ("request_start", "dns_resolvehost_start", "dns_resolvehost_end",
+                 "connection_create_start", "connection_create_end", "connection_reuseconn",
+                 "request_headers_sent", "request_chunk_sent", "request_end",
+                 "response_chunk_received", "request_redirect", "request_exception"):  # fmt: skip
+        getattr(config, f"on_{name}").append(_anoop)
+    config.freeze()
+    return [config]
 
 
 def sync_run(n: int) -> float:
@@ -29,10 +67,11 @@ def sync_run(n: int) -> float:
     if family == "httpx":
         import httpx
 
+        extensions = {"trace": _noop} if hooks else None
         with httpx.Client() as client:
             started = time.perf_counter()
             for _ in range(n):
-                _ = client.get(url).content
+                _ = client.get(url, extensions=extensions).content
             return time.perf_counter() - started
     import http.client
     from urllib.parse import urlsplit
@@ -52,7 +91,7 @@ async def async_run(n: int) -> float:
     if family == "aiohttp":
         import aiohttp
 
-        async with aiohttp.ClientSession() as session:
+        async with aiohttp.ClientSession(trace_configs=_trace_configs()) as session:
             started = time.perf_counter()
             for _ in range(n):
                 async with session.get(url) as response:
@@ -60,10 +99,11 @@ async def async_run(n: int) -> float:
             return time.perf_counter() - started
     import httpx
 
+    extensions = {"trace": _anoop} if hooks else None
     async with httpx.AsyncClient() as client:
         started = time.perf_counter()
         for _ in range(n):
-            _ = (await client.get(url)).content
+            _ = (await client.get(url, extensions=extensions)).content
         return time.perf_counter() - started
 
 
@@ -74,8 +114,14 @@ def run(n: int) -> float:
 
 
 run(max(count // 10, 20))  # warm-up: imports, connections, caches
+if quiet:
+    time.sleep(0.5)  # the warm-up's records are written before counting starts
+    os.getppid()  # callgrind: --zero-before=os_getppid
 cpu_started = time.process_time()
 elapsed = run(count)
 cpu = time.process_time() - cpu_started
+if quiet:
+    time.sleep(0.5)  # and this run's records are written (counted) before the dump
+    os.getpgrp()  # callgrind: --dump-before=os_getpgrp
 hawkwatch.stop()
 print(f"{count / elapsed:.1f} {cpu / count * 1e6:.2f}")

@@ -62,12 +62,36 @@ class AiohttpInstrumentation(Instrumentation):
         return _Signals(self._finish, self._get_loop, self._on_error).trace_config(aiohttp)
 
 
-def _hop(context: SimpleNamespace) -> Timeline | None:
-    return getattr(context, "hawkwatch_hop", None)
+_HOP = "hawkwatch_hop"  # attribute of aiohttp's per-request trace context
+
+
+class _Hop(Timeline):
+    """One request of aiohttp's; what aiohttp gives is kept as it is (the URL object, the
+    request headers as sent, the response's raw headers and version) and described in
+    ``to_record``."""
+
+    __slots__ = ()
+
+    def complete(self) -> None:
+        if self.url_object is not None:
+            self.url, self.url_object = str(self.url_object), None
+        if self.request_headers is not None:
+            headers, self.request_headers = self.request_headers, None
+            self.request_bytes += sum(len(k) + len(v) + 4 for k, v in headers.items())
+        if self.response is not None:  # the raw headers, and the version in ``head``
+            raw, self.response = self.response, None
+            version = self.head
+            if version is not None:
+                self.http_version = f"{version.major}.{version.minor}"
+            self.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw)
 
 
 class _Signals:
-    """Our handlers of aiohttp's trace signals; each request's hop lives in its trace context."""
+    """Our handlers of aiohttp's trace signals; each request's hop lives in its trace context.
+
+    Each handler is the coroutine aiohttp awaits: one frame, a stamp, nothing that can raise
+    but what is guarded.
+    """
 
     def __init__(
         self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
@@ -92,94 +116,121 @@ class _Signals:
             (config.on_request_redirect, self.redirect),
             (config.on_request_exception, self.failed),
         ):
-            signal.append(self._guarded(handler))
+            signal.append(handler)
         config.freeze()
         return config
 
-    def _guarded(self, handler: Callable[[Timeline, SimpleNamespace, Any], None]) -> Any:
-        on_error = self.on_error
+    async def request_start(self, session: Any, context: SimpleNamespace, params: Any) -> None:
+        try:
+            hop = _Hop("aiohttp", params.method, "")
+            hop.url_object, hop.request_headers = params.url, params.headers
+            describe_context(hop, self.get_loop, sys._getframe(1))
+            setattr(context, _HOP, hop)
+        except Exception as exc:  # never into the request
+            self.on_error(exc)
 
-        async def on_signal(session: Any, context: SimpleNamespace, params: Any) -> None:
+    @staticmethod
+    async def dns_start(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.dns_start = _clock()
+
+    @staticmethod
+    async def dns_end(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.dns_end = _clock()
+
+    @staticmethod
+    async def connection_create_start(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.connect_start = hop.connect_start or _clock()
+
+    @staticmethod
+    async def connection_created(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            if hop.dns_end is not None:
+                hop.connect_start = hop.dns_end
+            hop.connect_end = hop.request_start = _clock()
+            hop.reused = False
+
+    @staticmethod
+    async def connection_reused(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.reused = True
+            hop.request_start = _clock()
+
+    @staticmethod
+    async def headers_sent(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.request_end = _clock()
+            hop.request_headers = params.headers  # as sent (at the start: only the app's)
+
+    async def chunk_sent(self, session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.request_end = _clock()
             try:
-                hop = _hop(context)
-                if hop is not None or handler == self.request_start:
-                    handler(hop, context, params)  # type: ignore[arg-type]
-            except Exception as exc:  # never into the request
-                on_error(exc)
-
-        return on_signal
-
-    def request_start(self, _: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop = Timeline("aiohttp", params.method, str(params.url))
-        hop.request_bytes = sum(len(k) + len(v) + 4 for k, v in params.headers.items())
-        describe_context(hop, self.get_loop, sys._getframe(1))
-        context.hawkwatch_hop = hop
+                hop.request_bytes += len(params.chunk)
+            except Exception as exc:
+                self.on_error(exc)
 
     @staticmethod
-    def dns_start(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.dns_start = _clock()
+    async def request_end(session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            hop.response_start = hop.response_start or _clock()
+            response = params.response
+            hop.status, hop.head = response.status, response.version
+            hop.response = response.raw_headers  # described on the scheduler thread; not the
+            response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
 
-    @staticmethod
-    def dns_end(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.dns_end = _clock()
+    async def chunk_received(self, session: Any, context: SimpleNamespace, params: Any) -> None:
+        hop = getattr(context, _HOP, None)
+        if hop is not None:
+            try:
+                hop.response_bytes = (hop.response_bytes or 0) + len(params.chunk)
+            except Exception as exc:
+                self.on_error(exc)
+            hop.response_end = _clock()
 
-    @staticmethod
-    def connection_create_start(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.connect_start = hop.connect_start or _clock()
+    async def redirect(self, session: Any, context: SimpleNamespace, params: Any) -> None:
+        try:
+            hop = getattr(context, _HOP, None)
+            if hop is None:
+                return
+            hop.response_start = hop.response_start or _clock()
+            hop.response = None
+            _describe(hop, params.response)
+            hop.response_end = hop.response_start
+            location = params.response.headers.get("Location", "")
+            hop.redirect_to = str(params.url.join(type(params.url)(location)))
+            follow = _Hop("aiohttp", hop.method, hop.redirect_to)
+            follow.frames, follow.thread, follow.task = hop.frames, hop.thread, hop.task
+            follow.on_loop_thread = hop.on_loop_thread
+            setattr(context, _HOP, follow)
+            hop.finished = True
+            self.finish(hop)
+        except Exception as exc:
+            self.on_error(exc)
 
-    @staticmethod
-    def connection_created(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        if hop.dns_end is not None:
-            hop.connect_start = hop.dns_end
-        hop.connect_end = hop.request_start = _clock()
-        hop.reused = False
-
-    @staticmethod
-    def connection_reused(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.reused = True
-        hop.request_start = _clock()
-
-    @staticmethod
-    def headers_sent(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.request_end = _clock()
-
-    @staticmethod
-    def chunk_sent(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.request_end = _clock()
-        hop.request_bytes += len(params.chunk)
-
-    @staticmethod
-    def request_end(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        _describe(hop, params.response)
-        params.response.__dict__[_TX] = hop
-
-    @staticmethod
-    def chunk_received(hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        hop.response_bytes = (hop.response_bytes or 0) + len(params.chunk)
-        hop.response_end = _clock()
-
-    def redirect(self, hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        _describe(hop, params.response)
-        hop.response_end = hop.response_start
-        location = params.response.headers.get("Location", "")
-        hop.redirect_to = str(params.url.join(type(params.url)(location)))
-        follow = Timeline("aiohttp", hop.method, hop.redirect_to)
-        follow.frames, follow.thread, follow.task = hop.frames, hop.thread, hop.task
-        follow.on_loop_thread = hop.on_loop_thread
-        context.hawkwatch_hop = follow
-        hop.finished = True
-        self.finish(hop)
-
-    def failed(self, hop: Timeline, context: SimpleNamespace, params: Any) -> None:
-        if hop.finished:
-            return
-        hop.fail(params.exception)
-        hop.finished = True
-        self.finish(hop)
+    async def failed(self, session: Any, context: SimpleNamespace, params: Any) -> None:
+        try:
+            hop = getattr(context, _HOP, None)
+            if hop is None or hop.finished:
+                return
+            hop.fail(params.exception)
+            hop.finished = True
+            self.finish(hop)
+        except Exception as exc:
+            self.on_error(exc)
 
 
 def _describe(hop: Timeline, response: Any) -> None:
-    hop.response_start = hop.response_start or _clock()
     hop.status = response.status
     version = response.version
     if version is not None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 from hawkwatch.agent.plugins import net_stdlib
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
@@ -25,96 +26,196 @@ from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 _clock = time.perf_counter_ns
 
 
+class _Hop(Timeline):
+    """One request of a ``send`` (a redirect makes several). What httpx and httpcore give is
+    kept as it is (the request, the response head) and described in ``to_record``."""
+
+    __slots__ = ()
+
+    def complete(self) -> None:
+        request = self.request
+        if request is not None:
+            self.method, self.url = request.method, str(request.url)
+            if not self.request_bytes:
+                self.request_bytes = _request_bytes(request)
+            self.request = None
+        if self.head is not None:
+            _describe(self, *self.head)
+            self.head = None
+
+
 class _Tracer:
-    """The hops of one ``send`` call, stamped by httpcore's trace events."""
+    """The hops of one ``send`` call, stamped by httpcore's trace events.
+
+    ``on_event`` (sync) or ``on_event_async`` is the request's ``trace`` extension; the app's
+    own callback (``previous``) is called after ours, and what it raises reaches httpcore as it
+    would without us.
+    """
+
+    __slots__ = ("ended", "finish", "hops", "is_async", "on_error", "previous", "returned",
+                 "tcp_started")  # fmt: skip
 
     def __init__(self, request: Any, finish: Finish, previous: Any, on_error: OnError) -> None:
         self.is_async = False  # the loop's thread: no socket-layer stamps (DNS is elsewhere)
         self.finish = finish
         self.on_error = on_error
         self.previous = previous
-        self.hops = [Timeline("httpx", request.method, str(request.url))]
-        self.hops[0].request_bytes = _request_bytes(request)
+        hop = _Hop("httpx", request.method, "")
+        hop.request = request
+        self.hops = [hop]
         self.tcp_started: int | None = None
         self.returned = False
         self.ended = False
 
     @property
-    def hop(self) -> Timeline:
+    def hop(self) -> _Hop:
         return self.hops[-1]
 
     def on_event(self, name: str, info: dict[str, Any]) -> None:
-        try:
-            self._stamp(name, info)
-        except Exception as exc:  # never into the request
-            self.on_error(exc)
-
-    def _stamp(self, name: str, info: dict[str, Any]) -> None:
-        layer, _, event = name.partition(".")
-        now = _clock()
-        hop = self.hop
-        if event == "connect_tcp.started":
-            self.tcp_started = now
-            if not self.is_async:
-                net_stdlib._local.connecting = hop
-        elif event == "connect_tcp.complete":
-            net_stdlib._local.connecting = None
-            hop.connect_start = hop.connect_start or self.tcp_started
-            hop.connect_end = now
-            hop.reused = False
-        elif event == "start_tls.started":
-            hop.tls_start = now
-        elif event == "start_tls.complete":
-            hop.tls_end = now
-        elif event == "send_request_headers.started":
-            if hop.response_end is not None:  # a redirect: the next hop begins
-                hop = self._next_hop(now)
-            hop.request_start = now
-            if hop.reused is None:
-                hop.reused = True
-        elif event == "send_request_body.complete":
-            hop.request_end = now
-        elif event == "receive_response_headers.complete":
-            hop.response_start = now
-            _describe(hop, layer, info.get("return_value"))
-        elif event in ("receive_response_body.complete", "response_closed.complete"):
-            hop.response_end = hop.response_end or now
-            if event == "response_closed.complete" and self.returned:
-                self.end(None, None)
-        elif event.endswith(".failed"):
-            net_stdlib._local.connecting = None
-            hop.fail(info.get("exception") or RuntimeError("failed"))
+        """One dictionary look-up per event (most need nothing), then the app's callback."""
+        handler = _handlers.get(name) or _learn(name)
+        if handler is not _ignore:
+            try:
+                handler(self, name, info)
+            except Exception as exc:  # never into the request
+                self.on_error(exc)
         if self.previous is not None:
             self.previous(name, info)
 
-    def _next_hop(self, now: int) -> Timeline:
-        previous = self.hop
-        hop = Timeline("httpx", previous.method, previous.redirect_to or previous.url,
-                       fetch_start=previous.response_end or now)  # fmt: skip
+    async def on_event_async(self, name: str, info: dict[str, Any]) -> None:
+        handler = _handlers.get(name) or _learn(name)
+        if handler is not _ignore:
+            try:
+                handler(self, name, info)
+            except Exception as exc:  # never into the request
+                self.on_error(exc)
+        if self.previous is not None:
+            result = self.previous(name, info)
+            if inspect.isawaitable(result):
+                await result
+
+    def next_hop(self, now: int) -> _Hop:
+        previous = self.hops[-1]
+        previous.complete()  # its Location is the next hop's URL
+        hop = _Hop("httpx", previous.method, previous.redirect_to or previous.url,
+                   fetch_start=previous.response_end or now)  # fmt: skip
         hop.frames, hop.thread, hop.task = previous.frames, previous.thread, previous.task
         hop.on_loop_thread = previous.on_loop_thread
         self.hops.append(hop)
         return hop
 
     def end(self, response: Any, exc: BaseException | None) -> None:
-        """Write every hop once: when ``send`` ended and the last response was closed."""
+        """Hand every hop over once: when ``send`` ended and the last response was closed."""
         if self.ended:
             return
+        hop = self.hops[-1]
         if exc is not None:
-            if self.hop.error is None:
-                self.hop.fail(exc)
+            if hop.error is None:
+                hop.fail(exc)
         elif response is not None and response.is_closed:
-            self.hop.response_bytes = response.num_bytes_downloaded
-            history = [*response.history, response]
-            for hop, answer in zip(self.hops, history, strict=False):
-                hop.method, hop.url = answer.request.method, str(answer.request.url)
+            hop.response_bytes = response.num_bytes_downloaded
+            if len(self.hops) == 1 and not response.history:
+                hop.request = response.request
+            else:
+                history = [*response.history, response]
+                for each, answer in zip(self.hops, history, strict=False):
+                    each.request = answer.request
         elif response is not None:
             self.returned = True  # streamed: ends at ``response_closed``
             return
         self.ended = True
-        for hop in self.hops:
-            hop.finished = True
-            self.finish(hop)
+        for each in self.hops:
+            each.finished = True
+            self.finish(each)
+
+
+Handler = Callable[[_Tracer, str, dict[str, Any]], None]
+
+
+def _connect_started(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    tracer.tcp_started = _clock()
+    if not tracer.is_async:
+        net_stdlib._local.connecting = tracer.hops[-1]
+
+
+def _connect_complete(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    net_stdlib._local.connecting = None
+    hop = tracer.hops[-1]
+    hop.connect_start = hop.connect_start or tracer.tcp_started
+    hop.connect_end = _clock()
+    hop.reused = False
+
+
+def _tls_started(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    tracer.hops[-1].tls_start = _clock()
+
+
+def _tls_complete(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    tracer.hops[-1].tls_end = _clock()
+
+
+def _headers_started(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    now = _clock()
+    hop = tracer.hops[-1]
+    if hop.response_end is not None:  # a redirect: the next hop begins
+        hop = tracer.next_hop(now)
+    hop.request_start = now
+    if hop.reused is None:
+        hop.reused = True
+
+
+def _body_sent(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    tracer.hops[-1].request_end = _clock()
+
+
+def _head_received(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    hop = tracer.hops[-1]
+    hop.response_start = _clock()
+    hop.head = (name, info.get("return_value"))
+
+
+def _body_received(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    hop = tracer.hops[-1]
+    hop.response_end = hop.response_end or _clock()
+
+
+def _closed(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    hop = tracer.hops[-1]
+    hop.response_end = hop.response_end or _clock()
+    if tracer.returned:
+        tracer.end(None, None)
+
+
+def _failed(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    net_stdlib._local.connecting = None
+    tracer.hops[-1].fail(info.get("exception") or RuntimeError("failed"))
+
+
+_EVENTS: Final[dict[str, Handler]] = {
+    "connect_tcp.started": _connect_started,
+    "connect_tcp.complete": _connect_complete,
+    "start_tls.started": _tls_started,
+    "start_tls.complete": _tls_complete,
+    "send_request_headers.started": _headers_started,
+    "send_request_body.complete": _body_sent,
+    "receive_response_headers.complete": _head_received,
+    "receive_response_body.complete": _body_received,
+    "response_closed.complete": _closed,
+}
+_handlers: dict[str, Handler] = {}
+"""Full event names (``http11.send_request_headers.started``) to handlers, learned as seen."""
+
+
+def _ignore(tracer: _Tracer, name: str, info: dict[str, Any]) -> None:
+    """Events that mark nothing (``send_request_body.started``…): not even called."""
+
+
+def _learn(name: str) -> Handler:
+    event = name.partition(".")[2]
+    handler = _EVENTS.get(event) or (_failed if event.endswith(".failed") else _ignore)
+    if len(_handlers) < 512:
+        _handlers[name] = handler
+    return handler
 
 
 def _request_bytes(request: Any) -> int:
@@ -123,10 +224,10 @@ def _request_bytes(request: Any) -> int:
     return head + (int(length) if length and length.isdigit() else 0)
 
 
-def _describe(hop: Timeline, layer: str, value: Any) -> None:
+def _describe(hop: Timeline, name: str, value: Any) -> None:
     if not isinstance(value, tuple):
         return
-    if layer == "http2" and len(value) == 2:
+    if name.startswith("http2.") and len(value) == 2:
         hop.http_version, (hop.status, headers) = "2", value
     elif len(value) == 4:
         version, hop.status, _, headers = value
@@ -137,8 +238,13 @@ def _describe(hop: Timeline, layer: str, value: Any) -> None:
     for key, header in headers:
         if key.lower() == b"location" and 300 <= (hop.status or 0) < 400:
             hop.redirect_to = header.decode("latin-1")
-        if key.lower() == b"content-length" and header.isdigit():
+        if key.lower() == b"content-length" and header.isdigit() and hop.response_bytes is None:
             hop.response_bytes = int(header)
+
+
+def _ours(trace: Any) -> _Tracer | None:
+    tracer = getattr(trace, "__self__", None)
+    return tracer if type(tracer) is _Tracer else None
 
 
 class HttpxInstrumentation(Instrumentation):
@@ -147,14 +253,18 @@ class HttpxInstrumentation(Instrumentation):
     def install(self, httpx: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
 
-        def prepare(request: Any) -> _Tracer | None:
+        def prepare(request: Any, is_async: bool) -> _Tracer | None:
             try:
-                previous = request.extensions.get("trace")
-                if isinstance(previous, _BoundTrace):
-                    return None  # already traced (a client wrapping another)
+                extensions = request.extensions  # the request's own copy (httpx makes one)
+                previous = extensions.get("trace")
+                if previous is not None and (ours := _ours(previous)) is not None:
+                    if not ours.ended:
+                        return None  # in flight: a client wrapping another
+                    previous = ours.previous  # the same request sent again
                 tracer = _Tracer(request, finish, previous, on_error)
-                describe_context(tracer.hop, get_loop, sys._getframe(1))
-                request.extensions = {**request.extensions, "trace": _BoundTrace(tracer)}
+                describe_context(tracer.hops[0], get_loop, sys._getframe(2))
+                tracer.is_async = is_async
+                extensions["trace"] = tracer.on_event_async if is_async else tracer.on_event
             except Exception as exc:
                 on_error(exc)
                 return None
@@ -163,7 +273,7 @@ class HttpxInstrumentation(Instrumentation):
         original_sync = httpx.Client.send
 
         def send(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-            tracer = prepare(request)
+            tracer = prepare(request, False)
             try:
                 response = original_sync(client, request, *args, **kwargs)
             except BaseException as exc:
@@ -177,10 +287,7 @@ class HttpxInstrumentation(Instrumentation):
         original_async = httpx.AsyncClient.send
 
         async def send_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-            tracer = prepare(request)
-            if tracer is not None:
-                tracer.is_async = True
-                request.extensions["trace"] = _AsyncBoundTrace(tracer)
+            tracer = prepare(request, True)
             try:
                 response = await original_async(client, request, *args, **kwargs)
             except BaseException as exc:
@@ -193,26 +300,3 @@ class HttpxInstrumentation(Instrumentation):
 
         self.replace(httpx.Client, "send", send)
         self.replace(httpx.AsyncClient, "send", send_async)
-
-
-class _BoundTrace:
-    """The sync trace callback httpcore calls (a plain function)."""
-
-    def __init__(self, tracer: _Tracer) -> None:
-        self.tracer = tracer
-
-    def __call__(self, name: str, info: dict[str, Any]) -> None:
-        self.tracer.on_event(name, info)
-
-
-class _AsyncBoundTrace(_BoundTrace):
-    """The async twin: httpcore awaits the callback, and an app's async tracer is awaited too."""
-
-    async def __call__(self, name: str, info: dict[str, Any]) -> None:  # type: ignore[override]
-        previous, self.tracer.previous = self.tracer.previous, None
-        self.tracer.on_event(name, info)
-        self.tracer.previous = previous
-        if previous is not None:
-            result = previous(name, info)
-            if inspect.isawaitable(result):
-                await result

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation
@@ -29,11 +30,36 @@ _local = threading.local()
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"  # attribute on connections and responses: the request in flight
 _OPENED = "_hawkwatch_opened"  # attribute on connections: phases of an unclaimed connect
+_ORIGIN = "_hawkwatch_origin"  # attribute on connections: their scheme://host:port
 _READERS = ("read", "readinto", "read1", "readline", "peek")
 
 
 def _connecting() -> Timeline | None:
     return getattr(_local, "connecting", None)
+
+
+class _Request(Timeline):
+    """A request on an http.client connection. At its response the request path keeps the
+    status, the version number (``head``) and the parsed headers (``response``), not the
+    response itself (which dies with the app's last reference, on the app's thread, as it
+    would without us); ``to_record`` describes them."""
+
+    __slots__ = ()
+
+    def complete(self) -> None:
+        headers = self.response
+        if headers is None:
+            return
+        self.response = None
+        self.http_version = _VERSIONS.get(self.head) or str(self.head)
+        raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
+        if isinstance(raw, list):  # name: value\r\n per header, then \r\n
+            self.response_header_bytes = sum(map(len, chain.from_iterable(raw))) + 4 * len(raw) + 2
+        if 300 <= (self.status or 0) < 400:
+            self.redirect_to = headers.get("Location")
+
+
+_VERSIONS = {10: "1.0", 11: "1.1"}
 
 
 class StdlibInstrumentation(Instrumentation):
@@ -119,7 +145,7 @@ class StdlibInstrumentation(Instrumentation):
             if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
                 return original(conn)
             in_flight = conn.__dict__.get(_TX)
-            opening = in_flight or Timeline("", "", _origin(conn))
+            opening = in_flight or _Request("", "", _origin(conn))
             _local.connecting = opening
             try:
                 result = original(conn)
@@ -158,9 +184,11 @@ class StdlibInstrumentation(Instrumentation):
             timeline = conn.__dict__.get(_TX)
             if timeline is None:
                 return original(conn, data)
-            # a file or an iterable has no len(): http.client sends it in blocks, counted then
-            with contextlib.suppress(TypeError):
+            if type(data) is bytes:  # a file or an iterable: sent in blocks, each counted then
                 timeline.request_bytes += len(data)
+            else:
+                with contextlib.suppress(TypeError):
+                    timeline.request_bytes += len(data)
             try:
                 return original(conn, data)
             except BaseException as exc:
@@ -184,7 +212,8 @@ class StdlibInstrumentation(Instrumentation):
                 _failed(timeline, exc, finish)
                 raise
             timeline.response_start = _clock()
-            _describe_response(timeline, response)
+            timeline.status, timeline.head = response.status, response.version
+            timeline.response = response.msg  # described on the scheduler thread
             if response.fp is None:  # no body (HEAD, 204, 304, length 0): already closed
                 _ended(timeline, finish)
             else:
@@ -206,8 +235,9 @@ class StdlibInstrumentation(Instrumentation):
                 response.__dict__.pop(_TX, None)
                 _failed(timeline, exc, finish)
                 raise
-            size = result if isinstance(result, int) else len(result)
-            timeline.response_bytes = (timeline.response_bytes or 0) + size
+            timeline.response_bytes = (timeline.response_bytes or 0) + (
+                result if type(result) is int else len(result)
+            )
             if response.fp is None:
                 response.__dict__.pop(_TX, None)
                 _ended(timeline, finish)
@@ -228,26 +258,34 @@ class StdlibInstrumentation(Instrumentation):
 
 
 def _origin(conn: Any) -> str:
-    scheme = "https" if getattr(conn, "default_port", 80) == 443 else "http"  # urllib3's too
-    host = conn.host if ":" not in conn.host else f"[{conn.host}]"
-    return f"{scheme}://{host}:{conn.port}"
+    """``scheme://host:port`` of a connection (computed once per connection)."""
+    origin: str | None = conn.__dict__.get(_ORIGIN)
+    if origin is None:
+        scheme = "https" if getattr(conn, "default_port", 80) == 443 else "http"  # urllib3's too
+        host = conn.host if ":" not in conn.host else f"[{conn.host}]"
+        origin = conn.__dict__[_ORIGIN] = f"{scheme}://{host}:{conn.port}"
+    return origin
 
 
 def _begin(
     conn: Any, method: str, url: str, finish: Finish, get_loop: Callable[[], object | None]
 ) -> None:
-    """A request starts on ``conn``: take over the phases of the connect that preceded it."""
-    unfinished = conn.__dict__.pop(_TX, None)
+    """A request starts on ``conn``: take over the phases of the connect that preceded it.
+
+    Only stamps and references: the URL is joined, the response described and the call sites
+    named on the scheduler thread (``Timeline.to_record``).
+    """
+    state = conn.__dict__
+    unfinished = state.pop(_TX, None)
     if unfinished is not None:  # an earlier request never read its response
         _ended(unfinished, finish)
-    full_url = url if "://" in url else _origin(conn) + (url if url.startswith("/") else "/" + url)
-    opened = conn.__dict__.pop(_OPENED, None)
     now = _clock()
-    timeline = Timeline("", method, full_url, fetch_start=now)  # library: describe_context
+    timeline = _Request("", method, url, now)  # library: the client found by describe_context
+    timeline.origin = state.get(_ORIGIN) or _origin(conn)
     timeline.request_start = now
+    opened = state.pop(_OPENED, None)
     if opened is not None:
         timeline.fetch_start = opened.fetch_start
-        timeline.start_wall = opened.start_wall
         timeline.dns_start, timeline.dns_end = opened.dns_start, opened.dns_end
         timeline.connect_start, timeline.connect_end = opened.connect_start, opened.connect_end
         timeline.tls_start, timeline.tls_end = opened.tls_start, opened.tls_end
@@ -255,18 +293,7 @@ def _begin(
     else:
         timeline.reused = conn.sock is not None or None
     describe_context(timeline, get_loop, sys._getframe(2))
-    conn.__dict__[_TX] = timeline
-
-
-def _describe_response(timeline: Timeline, response: Any) -> None:
-    timeline.status = response.status
-    timeline.http_version = {10: "1.0", 11: "1.1"}.get(response.version, str(response.version))
-    headers = response.msg
-    raw = getattr(headers, "_headers", None)  # as received: items() re-parses every header
-    if isinstance(raw, list):
-        timeline.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw) + 2
-    if 300 <= response.status < 400:
-        timeline.redirect_to = headers.get("Location")
+    state[_TX] = timeline
 
 
 def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:

@@ -14,8 +14,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
-from typing import Final
+from types import CodeType, FrameType
+from typing import Any, Final
 
 from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.urls import host_of, redact_url
@@ -30,25 +30,43 @@ _LIBRARY_PREFIXES: Final = (
 _LIBRARY_PACKAGES: Final = frozenset(_LIBRARY_PREFIXES)
 MAX_CALL_SITES: Final = 5
 _index = itertools.count(1)
+_clock = time.perf_counter_ns
+current_thread = threading.current_thread
 
 
 class Timeline:
-    """Moments of one request (ns, ``perf_counter_ns``); None until they happen."""
+    """Moments of one request (ns, ``perf_counter_ns``); None until they happen.
+
+    The request path only stamps and keeps references: what needs parsing or formatting (the
+    URL, response headers, call sites, the thread's name, the wall-clock start) is worked out
+    in ``to_record``, on the scheduler thread, from the objects the client families keep here
+    (``response``, ``request``…; their ``complete`` reads them). Slots, every one set here:
+    a slot store costs a fraction of a dictionary insert.
+    """
 
     __slots__ = (
-        "connect_end", "connect_start", "dns_end", "dns_start", "error", "failed_phase",
-        "fetch_start", "finished", "frames", "http_version", "library", "method", "on_loop_thread",
-        "redirect_to", "request_bytes", "request_end", "request_start", "response_bytes",
-        "response_end", "response_header_bytes", "response_start", "reused", "start_wall",
-        "status", "task", "thread", "tls_end", "tls_start", "url",
+        "client", "connect_end", "connect_start", "dns_end", "dns_start", "error",
+        "failed_phase", "fetch_start", "finished", "frames", "head", "http_version", "library",
+        "method", "on_loop_thread", "origin", "redirect_to", "request", "request_bytes",
+        "request_end", "request_headers", "request_start", "response", "response_bytes",
+        "response_end", "response_header_bytes", "response_start", "reused", "status", "task",
+        "thread", "tls_end", "tls_start", "url", "url_object",
     )  # fmt: skip
 
-    def __init__(self, library: str, method: str, url: str, *, fetch_start: int | None = None):
+    def __init__(self, library: str, method: str, url: str, fetch_start: int | None = None):
         self.library = library
         self.method = method
         self.url = url
-        self.fetch_start = time.perf_counter_ns() if fetch_start is None else fetch_start
-        self.start_wall = time.time() - (time.perf_counter_ns() - self.fetch_start) / 1e9
+        self.fetch_start: int = _clock() if fetch_start is None else fetch_start
+        self.origin = ""
+        """``scheme://host:port`` when ``url`` is a path (http.client's ``putrequest``)."""
+        self.client = 0
+        """Rank of the outermost stdlib-family client seen above the hook (``_CLIENTS``)."""
+        self.frames: tuple[tuple[CodeType, int], ...] = ()
+        """The app's call sites as (code, ``f_lasti``): named in ``to_record``."""
+        self.thread: threading.Thread | None = None
+        self.task: str | None = None
+        self.on_loop_thread = False
         self.dns_start: int | None = None
         self.dns_end: int | None = None
         self.connect_start: int | None = None
@@ -69,10 +87,12 @@ class Timeline:
         self.failed_phase: str | None = None
         self.redirect_to: str | None = None
         self.finished = False
-        self.thread = threading.current_thread().name
-        self.task: str | None = None
-        self.on_loop_thread = False
-        self.frames: tuple[CallSite, ...] = ()
+        # what a client family keeps to describe later (``complete``)
+        self.response: Any = None
+        self.request: Any = None
+        self.head: Any = None
+        self.request_headers: Any = None
+        self.url_object: Any = None
 
     def fail(self, exc: BaseException) -> None:
         """Note the error (its root cause: ``ConnectionRefusedError`` rather than requests'
@@ -101,14 +121,21 @@ class Timeline:
             return "send"
         return "queue"
 
-    def to_record(self, keep_params: frozenset[str]) -> NetworkTransaction:
+    def complete(self) -> None:
+        """Work out what the request path only kept a reference to (client families' own)."""
+
+    def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
+        """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
+        self.complete()
+        facts = _url_facts(self.url, self.origin, keep_params)
+        thread = self.thread
         return NetworkTransaction(
-            start=self.start_wall,
+            start=wall_offset + self.fetch_start / 1e9,
             index=next(_index),
             method=self.method,
-            url=_redacted(self.url, keep_params),
-            host=_host(self.url),
-            library=self.library,
+            url=facts[0],
+            host=facts[1],
+            library=self.library or _CLIENTS[self.client],
             status=self.status,
             http_version=self.http_version,
             reused=self.reused,
@@ -118,38 +145,86 @@ class Timeline:
             response_header_bytes=self.response_header_bytes,
             error=self.error,
             failed_phase=self.failed_phase,
-            thread=self.thread,
+            thread=None if thread is None else thread.name,
             task=self.task,
             on_loop_thread=self.on_loop_thread,
-            frames=self.frames,
+            frames=_call_sites_named(self.frames),
             redirect_to=None if self.redirect_to is None else redact_url(self.redirect_to),
-            query_digest=_query_digest(self.url),
+            query_digest=facts[2],
         )
 
     def phases(self) -> Phases:
-        connected = self.tls_end or self.connect_end
-        request_start = self.request_start
-        if request_start is not None and connected is not None:
-            request_start = max(request_start, connected)  # http.client connects inside send
-        first = self.dns_start or self.connect_start or request_start
-        return Phases(
-            queue=_ms(self.fetch_start, first),
-            dns=_ms(self.dns_start, self.dns_end),
-            tcp=_ms(self.connect_start, self.tls_start or self.connect_end),
-            tls=_ms(self.tls_start, self.tls_end),
-            send=_ms(request_start, self.request_end),
-            ttfb=_ms(self.request_end, self.response_start),
-            receive=_ms(self.response_start, self.response_end),
-            total=_ms(self.fetch_start, self.response_end or _end_of_failure(self)),
+        fetch_start, dns_start, dns_end = self.fetch_start, self.dns_start, self.dns_end
+        connect_start, connect_end = self.connect_start, self.connect_end
+        tls_start, tls_end = self.tls_start, self.tls_end
+        request_start, request_end = self.request_start, self.request_end
+        response_start, response_end = self.response_start, self.response_end
+        if (
+            dns_start is None and connect_start is None and tls_start is None
+            and request_start is not None and request_end is not None
+            and response_start is not None and response_end is not None
+            and fetch_start <= request_start <= request_end <= response_start <= response_end
+        ):  # a request on a reused connection that ended well: most of them
+            return Phases(
+                queue=(request_start - fetch_start + 500) // 1000 / 1000,
+                send=(request_end - request_start + 500) // 1000 / 1000,
+                ttfb=(response_start - request_end + 500) // 1000 / 1000,
+                receive=(response_end - response_start + 500) // 1000 / 1000,
+                total=(response_end - fetch_start + 500) // 1000 / 1000,
+            )
+        connected = tls_end or connect_end
+        if request_start is not None and connected is not None and connected > request_start:
+            request_start = connected  # http.client connects inside send
+        spans = (
+            (fetch_start, dns_start or connect_start or request_start),  # queue
+            (dns_start, dns_end),
+            (connect_start, tls_start or connect_end),  # tcp
+            (tls_start, tls_end),
+            (request_start, request_end),  # send
+            (request_end, response_start),  # ttfb
+            (response_start, response_end),  # receive
+            (fetch_start, response_end or _end_of_failure(self)),  # total
         )
+        queue, dns, tcp, tls, send, ttfb, receive, total = [
+            None if begin is None or end is None  # ns to ms, to the µs, with no call per phase
+            else (end - begin + 500) // 1000 / 1000 if end > begin else 0.0
+            for begin, end in spans
+        ]
+        return Phases(queue=queue, dns=dns, tcp=tcp, tls=tls, send=send, ttfb=ttfb,
+                      receive=receive, total=total)  # fmt: skip
+
+
+def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
+    """``CallSite``s of (code, ``f_lasti``) pairs, each named once (no call per frame)."""
+    named: list[CallSite] = []
+    for code, lasti in frames:
+        known = _sites.get((id(code), lasti))  # not the code itself: its hash covers constants
+        if known is None or known[0] is not code:
+            known = (code, CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti)))
+            if len(_sites) >= _MAX_KINDS:
+                _sites.clear()
+            _sites[id(code), lasti] = known
+        named.append(known[1])
+    return tuple(named)
+
+
+def _line_of(code: CodeType, lasti: int) -> int:
+    """The line of the instruction at byte offset ``lasti`` (what ``frame.f_lineno`` says)."""
+    for start, end, line in code.co_lines():
+        if start <= lasti < end:
+            return line or 0
+    return code.co_firstlineno
 
 
 @functools.lru_cache(maxsize=1024)
-def _redacted(url: str, keep_params: frozenset[str]) -> str:
-    return redact_url(url, keep_params)  # the same URLs come again and again: parse them once
+def _url_facts(url: str, origin: str, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
+    """Redacted URL, ``host:port`` and query digest of ``url`` (a path when ``origin`` is
+    given: http.client's): the same URLs come again and again."""
+    if origin and "://" not in url:
+        url = origin + (url if url.startswith("/") else "/" + url)
+    return redact_url(url, keep_params), host_of(url), _query_digest(url)
 
 
-@functools.lru_cache(maxsize=1024)
 def _query_digest(url: str) -> str | None:
     """8 bytes of BLAKE2b over the URL's query (hashed on the scheduler thread, not per request)."""
     query = url.partition("?")[2].partition("#")[0]
@@ -158,11 +233,6 @@ def _query_digest(url: str) -> str | None:
     import hashlib
 
     return hashlib.blake2b(query.encode(errors="replace"), digest_size=8).hexdigest()
-
-
-@functools.lru_cache(maxsize=1024)
-def _host(url: str) -> str:
-    return host_of(url)
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -203,55 +273,92 @@ def _end_of_failure(timeline: Timeline) -> int | None:
     return max((m for m in moments if m is not None), default=None)
 
 
-def _ms(begin: int | None, end: int | None) -> float | None:
-    if begin is None or end is None:
-        return None
-    return round(max(end - begin, 0) / 1e6, 3)
+#: The HTTP libraries a stdlib request may come through, by how far from the socket they sit
+#: (index: ``Timeline.client``; 0: none seen, the request was made with http.client itself).
+_CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
+_CLIENT_RANK: Final = {name: rank for rank, name in enumerate(_CLIENTS) if rank}
+_APP: Final = -1
+_EVENTS: Final = -2
+"""``asyncio/events.py``: a library, but its ``Handle._run`` (a loop running a callback) ends
+the walk: beyond it is the loop's machinery and whoever started the loop, not the request's path."""
+MAX_DEPTH: Final = 64
+"""Frames looked at above the hook: app frames beyond it are not named."""
+_MAX_KINDS: Final = 4096
+_kinds: dict[str, int] = {}
+"""Per code file name: ``_APP``, ``_EVENTS`` or a library's client rank (0: a library, no
+client). By file name: a string's hash is kept, a code object's covers its constants (a module's:
+its functions' too). Names like ``<string>`` (code compiled at run time) are never kept."""
+_sites: dict[tuple[int, int], tuple[CodeType, CallSite]] = {}
+"""Named call sites by (code id, ``f_lasti``), with their code (an id can be reused)."""
 
 
-#: The HTTP libraries a stdlib request may come through, by how far from the socket they sit.
-_CLIENT_RANK: Final = {"http.client": 0, "urllib.request": 1, "urllib3": 2, "requests": 3}
+def _learn(frame: FrameType) -> int:
+    """Whether ``frame``'s code is the app's or a library's (which client): once per file."""
+    module = frame.f_globals.get("__name__", "")
+    top = module.partition(".")[0] if isinstance(module, str) else ""
+    if module == "asyncio.events":
+        kind = _EVENTS
+    elif top in _LIBRARY_PACKAGES:
+        kind = _CLIENT_RANK.get(module if module in {"urllib.request", "http.client"} else top, 0)
+    else:
+        kind = _APP
+    filename = frame.f_code.co_filename
+    if not filename.startswith("<") or filename.startswith("<frozen "):
+        if len(_kinds) >= _MAX_KINDS:
+            _kinds.clear()
+        _kinds[filename] = kind
+    return kind
 
 
-def call_sites(frame: FrameType | None) -> tuple[str, tuple[CallSite, ...]]:
+def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
     """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
 
-    One walk outwards: library frames (HTTP stack, hawkwatch) are skipped; the client is the
-    one of ``_CLIENT_RANK`` farthest from the socket seen before the first app frame.
+    One walk outwards, one dictionary look-up per frame and no call: library frames (HTTP
+    stack, hawkwatch) are skipped; the client is the one of ``_CLIENTS`` farthest from the
+    socket seen before the first app frame. App frames are kept as (code, ``f_lasti``): named
+    in ``to_record``.
     """
-    found: list[CallSite] = []
-    client = "http.client"
-    packages, ranks = _LIBRARY_PACKAGES, _CLIENT_RANK
-    while frame is not None and len(found) < MAX_CALL_SITES:
-        module = frame.f_globals.get("__name__", "")
-        top = module.partition(".")[0] if isinstance(module, str) else ""
-        if top in packages:
-            if not found:
-                name = module if module in {"urllib.request", "http.client"} else top
-                if ranks.get(name, -1) > ranks[client]:
-                    client = name
-        else:
-            code = frame.f_code
-            found.append(CallSite(code.co_qualname, code.co_filename, frame.f_lineno or 0))
+    kinds = _kinds
+    client = 0
+    while frame is not None:
+        try:
+            kind = kinds[frame.f_code.co_filename]
+        except KeyError:
+            kind = _learn(frame)
+        if kind < 0:
+            break
+        if kind > client:  # noqa: PLR1730 - max() is a call per frame
+            client = kind
         frame = frame.f_back
+    found: list[tuple[CodeType, int]] = []
+    budget = MAX_DEPTH
+    while frame is not None and budget:
+        code = frame.f_code
+        try:
+            kind = kinds[code.co_filename]
+        except KeyError:
+            kind = _learn(frame)
+        if kind == _APP:
+            found.append((code, frame.f_lasti))
+            if len(found) == MAX_CALL_SITES:
+                break
+        elif kind == _EVENTS and code.co_name == "_run":
+            break
+        frame = frame.f_back
+        budget -= 1
     return client, tuple(found)
 
 
 def describe_context(
     timeline: Timeline, get_loop: Callable[[], object | None], frame: FrameType | None
 ) -> None:
-    """Fill where the request was made: call sites, asyncio task, whether a loop runs here;
-    for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
-    client, timeline.frames = call_sites(frame)
-    if timeline.library == "":
-        timeline.library = client
-    if get_loop() is not None:
+    """Note where the request was made: call sites, thread, asyncio task, whether a loop runs
+    here; for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
+    timeline.client, timeline.frames = call_sites(frame)
+    timeline.thread = current_thread()
+    loop = get_loop()
+    if loop is not None:  # so asyncio is imported
         timeline.on_loop_thread = True
-        try:
-            import asyncio
-
-            task = asyncio.current_task()
-        except RuntimeError:
-            task = None
+        task = sys.modules["asyncio"].current_task(loop)
         if task is not None:
             timeline.task = task.get_name()

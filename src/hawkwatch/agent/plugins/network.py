@@ -16,6 +16,7 @@ them after us: its wrapper keeps working).
 from __future__ import annotations
 
 import sys
+import time
 from collections import deque
 from collections.abc import Callable
 from importlib.abc import MetaPathFinder
@@ -82,10 +83,18 @@ class NetworkMonitor:
             self._ended.append(timeline)
 
     def drain(self) -> None:
-        """Write the requests that ended since the last call (scheduler thread, and at stop)."""
-        ctx, keep = self._ctx, self._keep_params
-        while ctx is not None and self._ended:
-            ctx.write(self._ended.popleft().to_record(keep))
+        """Write the requests that ended since the last call (scheduler thread, and at stop).
+
+        In one go: handing the GIL over every few records (``sleep(0)``) measured worse, each
+        hand-over a round of wake-ups costing more kernel CPU than the wait it saves.
+        """
+        ctx, keep, ended = self._ctx, self._keep_params, self._ended
+        if ctx is None or not ended:
+            return
+        wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
+        write, popleft = ctx.write, ended.popleft
+        while ended:
+            write(popleft().to_record(keep, wall_offset))
 
     def stop(self) -> None:
         try:

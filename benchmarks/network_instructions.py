@@ -1,0 +1,87 @@
+"""What the network monitor costs per request, in instructions: a figure the machine's load
+does not move.
+
+Run: python benchmarks/network_instructions.py [--requests 300] [--families ...]
+
+The client of ``network_overhead.py`` (``workloads/net_client.py``, against the same loopback
+aiohttp server) runs under ``valgrind --tool=callgrind``, once with the network monitor off and
+once on. Only the timed loop is counted: callgrind zeroes its counters at ``os.getppid()`` just
+before it and dumps them at ``os.getpgrp()`` just after, all threads together (the scheduler
+thread's record writing included; the agent's periodic monitors are off in both arms so that
+nothing else runs on a timer). Printed per family: instructions per request off and on, the
+difference, and the ratio: the CPU cost of the monitor on a machine where one instruction costs
+what it costs elsewhere in the client. For httpx and aiohttp a third arm, ``hooks``, runs with
+the monitor off but the library's extension point in use with callbacks that do nothing: the
+share of the cost that is the library's own (``hooks`` column, as added over ``off``). The
+server is not under valgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FAMILIES = ("http.client", "requests", "httpx", "httpx-async", "aiohttp")
+HOOKED = ("httpx", "httpx-async", "aiohttp")  # families timed through a library's own hooks
+
+
+def instructions(family: str, url: str, count: int, arm: str, env: dict[str, str]) -> float:
+    """Instructions per request of the client's timed loop (all its threads)."""
+    with tempfile.TemporaryDirectory(prefix="hawkwatch-callgrind-") as folder:
+        out = Path(folder) / "callgrind.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--zero-before=os_getppid",
+             "--dump-before=os_getpgrp", f"--callgrind-out-file={out}", sys.executable,
+             str(HERE / "workloads" / "net_client.py"), family, url, str(count), arm, "quiet"],
+            capture_output=True, text=True, env=env, check=True, timeout=1800,
+        )  # fmt: skip
+        dumps = [p for p in Path(folder).iterdir() if re.search(r"\.1(-\d+)?$", p.name)]
+        if not dumps:
+            raise SystemExit(f"callgrind wrote no dump for {family} {arm}: is os_getpgrp named?")
+        total = 0
+        for dump in dumps:
+            match = re.search(r"^summary:\s*(\d+)", dump.read_text(errors="replace"), re.M)
+            total += int(match.group(1)) if match else 0
+    return total / count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--families", default=",".join(FAMILIES))
+    args = parser.parse_args()
+    home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env.update(HAWKWATCH_HOME=home, PYTHONHASHSEED="0")
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "workloads" / "net_server.py")],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        url = f"http://127.0.0.1:{server.stdout.readline().strip()}/"
+        print(f"callgrind, {args.requests} requests per arm, {sys.version.split()[0]}")
+        print(f"{'family':<12} {'instr/req off':>14} {'on':>10} {'added':>9} {'ratio':>8}"
+              f" {'hooks':>9}")  # fmt: skip
+        for family in args.families.split(","):
+            off = instructions(family, url, args.requests, "off", env)
+            on = instructions(family, url, args.requests, "on", env)
+            hooks = ""
+            if family in HOOKED:
+                added = instructions(family, url, args.requests, "hooks", env) - off
+                hooks = f"{added:>+9,.0f} ({added / off:+.1%})"
+            print(f"{family:<12} {off:>14,.0f} {on:>10,.0f} {on - off:>+9,.0f} "
+                  f"{on / off - 1:>+8.1%} {hooks}")  # fmt: skip
+    finally:
+        server.kill()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""What the network monitor leaves to the scheduler thread is worked out right there.
+
+The request path keeps stamps and references only (the call sites as code ids and instruction
+offsets, the response object, the URL as given); ``Timeline.to_record`` turns them into the
+record. These tests compare what it writes with what the request path would have computed:
+the line ``frame.f_lineno`` gives, the phases of the general rule, the URL joined and redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import httpx
+import pytest
+import requests
+
+import hawkwatch
+from hawkwatch.agent import current_agent
+from hawkwatch.agent.plugins import net_timeline
+from hawkwatch.agent.plugins.net_timeline import Timeline, call_sites
+from hawkwatch.model import collections as c
+from hawkwatch.model.records import NetworkTransaction, Phases
+from hawkwatch.store import Session
+from tests.agent.plugins.net_servers import HttpServer
+
+pytestmark = pytest.mark.usefixtures("stopped_agent")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[HttpServer]:
+    with HttpServer() as running:
+        yield running
+
+
+@pytest.fixture
+def agent(hawkwatch_home: Path) -> None:
+    hawkwatch.start(**{"stall.enabled": False})
+
+
+def transactions() -> list[NetworkTransaction]:
+    agent = current_agent()
+    assert agent is not None
+    folder = agent.session.path
+    hawkwatch.stop()
+    found = [
+        NetworkTransaction.from_record(record)
+        for record in Session.open(folder).records(c.NETWORK_TRANSACTION)
+    ]
+    return sorted(found, key=lambda t: (t.start, t.index))
+
+
+def test_call_sites_name_the_line_that_made_each_request(server: HttpServer, agent: None) -> None:
+    lines = []
+    with requests.Session() as session:
+        for _ in range(2):  # the second request: the stack named from the cache
+            lines.append(sys._getframe().f_lineno + 1)
+            assert session.get(server.url("/ok?token=secret"), timeout=10).status_code == 200
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    lines.append(sys._getframe().f_lineno + 1)
+    conn.request("GET", "/ok")
+    conn.getresponse().read()
+    conn.close()
+    records = transactions()
+    assert [r.library for r in records] == ["requests", "requests", "http.client"]
+    assert [r.frames[0].line for r in records] == lines
+    here = "test_call_sites_name_the_line_that_made_each_request"
+    assert {(r.frames[0].function, r.frames[0].file) for r in records} == {(here, __file__)}
+    assert [r.url for r in records] == [server.url("/ok?token=[redacted]")] * 2 + [
+        server.url("/ok")
+    ]
+    assert records[0].query_digest is not None and records[2].query_digest is None
+    assert [r.thread for r in records] == ["MainThread"] * 3
+    assert records[0].response_header_bytes == records[1].response_header_bytes
+    assert (records[0].response_header_bytes or 0) > 40
+
+
+def test_the_deferred_description_of_httpx_and_aiohttp_requests(
+    server: HttpServer, agent: None
+) -> None:
+    with httpx.Client(timeout=10, follow_redirects=True) as client:
+        assert client.get(server.url("/redirect")).status_code == 200
+
+    async def with_aiohttp() -> int:
+        async with aiohttp.ClientSession() as session, session.get(server.url("/ok")) as answer:
+            await answer.read()
+            return answer.status
+
+    assert asyncio.run(with_aiohttp()) == 200
+    hop, final, loop_request = transactions()
+    assert (hop.library, hop.method, hop.status) == ("httpx", "GET", 302)
+    assert hop.url == server.url("/redirect")
+    assert (hop.redirect_to, final.url, final.status) == ("/ok", server.url("/ok"), 200)
+    assert hop.request_bytes and final.request_bytes and final.response_bytes == 1000
+    assert (loop_request.library, loop_request.status, loop_request.http_version) == (
+        "aiohttp", 200, "1.1")  # fmt: skip
+    assert loop_request.url == server.url("/ok") and loop_request.response_bytes == 1000
+    assert loop_request.request_bytes and loop_request.response_header_bytes
+    assert loop_request.task is not None and loop_request.on_loop_thread
+    # the walk ends at the loop's callback: the coroutine, not what started the loop
+    assert [f.function for f in loop_request.frames] == [
+        "test_the_deferred_description_of_httpx_and_aiohttp_requests.<locals>.with_aiohttp"
+    ]
+
+
+def _stamped(**moments: int | None) -> Timeline:
+    timeline = Timeline("http.client", "GET", "http://h/", fetch_start=0)
+    for name, value in moments.items():
+        setattr(timeline, name, value)
+    return timeline
+
+
+def test_phases_are_rounded_to_the_microsecond_on_either_path() -> None:
+    reused = _stamped(request_start=1_000_400, request_end=1_500_600, response_start=3_000_000,
+                      response_end=3_250_499)  # fmt: skip
+    assert reused.phases() == Phases(queue=1.0, send=0.5, ttfb=1.499, receive=0.25, total=3.25)
+    opened = _stamped(dns_start=100_000, dns_end=2_100_000, connect_start=2_100_000,
+                      connect_end=3_000_000, tls_start=3_000_000, tls_end=5_000_000,
+                      request_start=4_000_000, request_end=5_200_000, response_start=6_000_000,
+                      response_end=6_000_000)  # fmt: skip
+    assert opened.phases() == Phases(queue=0.1, dns=2.0, tcp=0.9, tls=2.0, send=0.2, ttfb=0.8,
+                                     receive=0.0, total=6.0)  # fmt: skip
+    failed = _stamped(connect_start=1_000_000, error="ConnectionRefusedError")
+    assert failed.phases() == Phases(queue=1.0, total=1.0)
+
+
+def test_code_compiled_at_run_time_is_classified_by_its_module_every_time() -> None:
+    source = "def probe(walk):\n    return walk(sys._getframe())\n"
+    in_library: dict[str, Any] = {"__name__": "requests.generated", "sys": sys}
+    in_app: dict[str, Any] = {"__name__": "generated_app", "sys": sys}
+    for namespace in (in_library, in_app):
+        exec(compile(source, "<string>", "exec"), namespace)  # the same file name, twice
+    client, frames = in_library["probe"](call_sites)
+    assert net_timeline._CLIENTS[client] == "requests"
+    assert frames[0][0] is sys._getframe().f_code  # the library's frame is skipped
+    client, frames = in_app["probe"](call_sites)
+    assert client == 0 and frames[0][0] is in_app["probe"].__code__
+    assert "<string>" not in net_timeline._kinds
+    named = net_timeline._call_sites_named(frames)
+    assert (named[0].function, named[0].file, named[0].line) == ("probe", "<string>", 2)
+    assert named[1].function == (
+        "test_code_compiled_at_run_time_is_classified_by_its_module_every_time"
+    )
