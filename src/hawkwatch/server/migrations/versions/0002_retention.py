@@ -160,11 +160,11 @@ def downgrade() -> None:
     op.create_index("occurrences_by_session", "occurrences", ["session_id"])
     op.drop_index("issue_rollups_by_issue", table_name="issue_rollups")
     op.drop_table("issue_rollups")
-    with op.batch_alter_table("sessions") as batch:
-        batch.drop_column("received")
-    with op.batch_alter_table("projects") as batch:
-        batch.drop_column("keep_events_days")
-        batch.drop_column("keep_envelopes_days")
+    # ALTER TABLE … DROP COLUMN (SQLite ≥ 3.35): a batch copy could not drop ``sessions``,
+    # which occurrences reference
+    for table, column in (("sessions", "received"), ("projects", "keep_events_days"),
+                          ("projects", "keep_envelopes_days")):  # fmt: skip
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
 
 
 def _postgres() -> bool:
