@@ -36,7 +36,7 @@ def add_issue(engine: Engine, project: int, kind: str, first: float, last: float
         ).returning(issues.c.id)).scalar_one())  # fmt: skip
 
 
-def add_sessions(engine: Engine, project: int, count: int, received: float, release: str,
+def add_sessions(engine: Engine, project: int, count: int, received: float, *, release: str,
                  hits: dict[int, int], prefix: str) -> None:  # fmt: skip
     """``count`` sessions uploaded at ``received``, each with ``hits[issue]`` occurrences."""
     with engine.begin() as db:
@@ -73,8 +73,8 @@ def test_pruning_drops_old_events_and_keeps_the_issue_list(engine: Engine) -> No
     assert project is not None
     stall = add_issue(engine, project, "stall", OLD - 100, NOW)
     crash = add_issue(engine, project, "crash", OLD - 50, OLD)
-    add_sessions(engine, project, 30, OLD, "1.0", {stall: 2, crash: 1}, "old")
-    add_sessions(engine, project, 5, NOW, "2.0", {stall: 1}, "new")
+    add_sessions(engine, project, 30, OLD, release="1.0", hits={stall: 2, crash: 1}, prefix="old")
+    add_sessions(engine, project, 5, NOW, release="2.0", hits={stall: 1}, prefix="new")
     add_loose(engine, crash, 4, OLD)
     partitions.ensure_ahead(engine, OLD)  # PostgreSQL: OLD's month becomes a partition
     before = queries.list_issues(engine, project)
@@ -149,7 +149,7 @@ def test_a_projects_own_retention_wins(engine: Engine) -> None:
     for name, project in ids.items():
         assert project is not None
         issue = add_issue(engine, project, "stall", OLD, OLD)
-        add_sessions(engine, project, 3, OLD, "1", {issue: 1}, name)
+        add_sessions(engine, project, 3, OLD, release="1", hits={issue: 1}, prefix=name)
     partitions.ensure_ahead(engine, OLD)
     done = prune(engine, Retention(envelopes_days=None, events_days=400), now=NOW)
     assert done.partitions_dropped == 0 and done.sessions == 3
@@ -164,7 +164,7 @@ def test_the_worker_prunes_at_start(engine: Engine) -> None:
     project = queries.project_id(engine, "shop")
     assert project is not None
     issue = add_issue(engine, project, "stall", OLD, OLD)
-    add_sessions(engine, project, 4, OLD, "1", {issue: 1}, "s")
+    add_sessions(engine, project, 4, OLD, release="1", hits={issue: 1}, prefix="s")
     stop = start_thread(engine, retention=Retention(None, 30))
     try:
         deadline = time.monotonic() + 60
@@ -221,7 +221,7 @@ def test_prune_and_set_retention_commands(tmp_path: Path) -> None:
     project = queries.project_id(made, "shop")
     assert project is not None
     issue = add_issue(made, project, "stall", OLD, OLD)
-    add_sessions(made, project, 2, OLD, "1", {issue: 3}, "s")
+    add_sessions(made, project, 2, OLD, release="1", hits={issue: 3}, prefix="s")
     run = [str(HAWKWATCH), "server"]
     keep = subprocess.run([*run, "set-retention", "shop", "--events-days", "7", "--database",
                            url], capture_output=True, text=True)  # fmt: skip
