@@ -39,6 +39,7 @@ class Retention:
     envelopes_days: float | None = 30.0
     events_days: float | None = 90.0
     batch: int = 1000
+    drop_partitions: bool = True  # False: batched deletes even on PostgreSQL (the benchmark's peer)
 
 
 @dataclass
@@ -76,14 +77,14 @@ def _prune(engine: Engine, policy: Retention, now: float) -> Pruned:
         rows = db.execute(select(
             projects.c.id, projects.c.keep_envelopes_days, projects.c.keep_events_days
         )).all()  # fmt: skip
-        partitioned = partitions.is_partitioned(db)
+        partitioned = policy.drop_partitions and partitions.is_partitioned(db)
     envelope_cutoffs = {r.id: _cutoff(now, r.keep_envelopes_days, policy.envelopes_days)
                         for r in rows}  # fmt: skip
     event_cutoffs = {r.id: _cutoff(now, r.keep_events_days, policy.events_days) for r in rows}
     if partitioned:  # whole months only, and only those every project is done with
         event_cutoffs = {k: None if v is None else partitions.month_start(v)
                          for k, v in event_cutoffs.items()}  # fmt: skip
-        kept = [v for v in event_cutoffs.values()]
+        kept = list(event_cutoffs.values())
         if kept and None not in kept:
             result.partitions_dropped, result.occurrences = partitions.drop_before(
                 engine, min(v for v in kept if v is not None)
