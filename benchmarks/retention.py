@@ -34,11 +34,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest import HAWKWATCH, envelope_body, free_port  # noqa: E402
+from ingest import HAWKWATCH, envelope_body, free_port
 
-from hawkwatch.server import admin, partitions, queries  # noqa: E402
-from hawkwatch.server.database import make_engine, migrate  # noqa: E402
-from hawkwatch.uploader import ENVELOPE_TYPE, post  # noqa: E402
+from hawkwatch.server import admin, partitions, queries
+from hawkwatch.server.database import make_engine, migrate
+from hawkwatch.uploader import ENVELOPE_TYPE, post
 
 RECORDS = 200
 PRUNE = """
@@ -118,12 +118,14 @@ def measure(url: str, label: str, args: argparse.Namespace) -> None:
     started = time.perf_counter()
     received = seed(engine, project, args.occurrences, args.per_session)
     partitions.ensure_ahead(engine, received, 0)
+    took = time.perf_counter() - started
     print(f"{label}: seeded {args.occurrences:,} occurrences in "
-          f"{args.occurrences // args.per_session:,} sessions ({time.perf_counter() - started:.0f} s)")
+          f"{args.occurrences // args.per_session:,} sessions ({took:.0f} s)")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
-    server = subprocess.Popen([str(HAWKWATCH), "server", "run", "--no-worker", "--database", url,
-                               "--port", str(port)], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+    command = [str(HAWKWATCH), "server", "run", "--no-worker", "--database", url,
+               "--port", str(port)]  # fmt: skip
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
