@@ -2,10 +2,11 @@
 batched deletes, and how much ingest slows while it runs.
 
 Run: python benchmarks/retention.py [--database sqlite|postgresql|both] [--occurrences 1000000]
-         [--per-session 10] [--seconds 8] [--clients 2]
+         [--per-session 10] [--seconds 8] [--clients 4]
 
 A month five months back is seeded with ``--occurrences`` occurrences in sessions of
-``--per-session`` each (plus their issues). Then, with a real ``hawkwatch server run
+``--per-session`` each (plus their issues); ``--per-session 0``: occurrences of no session (as
+iOS crash reports make), so only occurrences are pruned. Then, with a real ``hawkwatch server run
 --no-worker`` collector on loopback and ``--clients`` uploading envelopes of 200 records:
 1. ingest alone for ``--seconds`` (the baseline rate);
 2. ``hawkwatch server prune`` in its own process (PostgreSQL: the month's partition is rolled
@@ -58,7 +59,7 @@ def seed(engine: object, project: int, occurrences: int, per_session: int) -> fl
 
     assert isinstance(engine, Engine)
     received = partitions.month_start(time.time(), -5) + 86400 * 3
-    count = occurrences // per_session
+    count = occurrences // per_session if per_session else 0
     numbers = ("generate_series(0, :n - 1) AS g(i)" if engine.dialect.name == "postgresql"
                else "(WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
                     "WHERE i < :n - 1) SELECT i FROM c) AS g")  # fmt: skip
@@ -67,6 +68,13 @@ def seed(engine: object, project: int, occurrences: int, per_session: int) -> fl
             "INSERT INTO issues (project_id, kind, fingerprint, title, first_seen, last_seen, "
             "example) VALUES (:p, 'stall', :f, 'seeded', :r, :r, '{}') RETURNING id"
         ), {"p": project, "f": f"seed-{time.time_ns()}", "r": received}).scalar_one()
+        if not per_session:
+            db.execute(text(
+                "INSERT INTO occurrences (issue_id, session_id, envelope_id, received, time, "
+                f"release, detail) SELECT :issue, NULL, 0, :r, :r - g.i, NULL, '{{}}' "
+                f"FROM {numbers}"
+            ), {"issue": issue, "r": received, "n": occurrences})  # fmt: skip
+            return received
         tag = f"seed-{time.time_ns()}-"
         db.execute(text(
             "INSERT INTO sessions (project_id, name, sequence, app_version, start_time, "
@@ -119,8 +127,9 @@ def measure(url: str, label: str, args: argparse.Namespace) -> None:
     received = seed(engine, project, args.occurrences, args.per_session)
     partitions.ensure_ahead(engine, received, 0)
     took = time.perf_counter() - started
-    print(f"{label}: seeded {args.occurrences:,} occurrences in "
-          f"{args.occurrences // args.per_session:,} sessions ({took:.0f} s)")
+    sessions = f"{args.occurrences // args.per_session:,}" if args.per_session else "no"
+    print(f"{label}: seeded {args.occurrences:,} occurrences in {sessions} sessions "
+          f"({took:.0f} s)")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     command = [str(HAWKWATCH), "server", "run", "--no-worker", "--database", url,
@@ -162,7 +171,8 @@ def measure(url: str, label: str, args: argparse.Namespace) -> None:
                   f"ingest meanwhile {rate:,.0f} records/s = {rate / baseline:.0%} of alone")
         if len(results) == 2:
             print(f"  partition drop is {results['delete'] / results['drop']:.1f}x faster than "
-                  "batched delete (sessions deleted in batches by both)")
+                  "batched delete" + (" (sessions deleted in batches by both)"
+                                      if args.per_session else ""))  # fmt: skip
     finally:
         clients.stop.set()
         for thread in clients.threads:
@@ -178,7 +188,7 @@ def main() -> None:
     parser.add_argument("--occurrences", type=int, default=1_000_000)
     parser.add_argument("--per-session", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=8.0)
-    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="hawkwatch-retention-"))
     try:

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import InternalError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -228,6 +229,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
     return Starlette(exception_handlers={
         OperationalError: database_unavailable,  # down, restarting, full, locked, read-only
         InternalError: database_unavailable,  # PostgreSQL: read-only transaction (SQLSTATE 25)
+        PoolTimeout: database_unavailable,  # every pooled connection busy
     }, routes=[
         Route("/api/v1/ingest", ingest, methods=["POST"]),
         Route("/api/v1/issues", list_issues),

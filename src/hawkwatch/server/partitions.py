@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Connection, Engine, text
 
 DAY_S = 86400.0
+LOCK_TIMEOUT = "5s"
 _BOUND = re.compile(r"FROM \('?([-+\d.eE]+)'?\) TO \('?([-+\d.eE]+)'?\)")
 
 
@@ -87,12 +88,16 @@ def ensure_ahead(engine: Engine, now: float, ahead: int = 3) -> list[str]:
 def drop_before(engine: Engine, cutoff: float) -> tuple[int, int]:
     """Roll up and drop every month partition ending at or before ``cutoff``; returns
     (partitions dropped, occurrences they held). Each month is one short transaction: the
-    partition is locked first, so no worker changes it between the roll-up and the drop."""
+    partition is locked first, so no worker changes it between the roll-up and the drop; a lock
+    not granted within ``LOCK_TIMEOUT`` raises (the worker logs it and tries the next pass)."""
     with engine.connect() as db:
         doomed = [p for p in months(db) if p.upper <= cutoff]
     dropped_rows = 0
     for partition in doomed:
         with engine.begin() as db:
+            # dropping a partition locks the whole table for a moment: rather than queue every
+            # reader behind a long query, give up and try again at the next pass
+            db.execute(text(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'"))
             db.execute(text(f"LOCK TABLE {partition.name} IN ACCESS EXCLUSIVE MODE"))
             dropped_rows += int(
                 db.execute(text(f"SELECT COUNT(*) FROM {partition.name}")).scalar() or 0
