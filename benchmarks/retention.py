@@ -15,6 +15,9 @@ iOS crash reports make), so only occurrences are pruned. Then, with a real ``haw
    on SQLite the only way) while the clients upload.
 Printed: each prune's time and rows/s, the drop-vs-delete ratio, and each ingest rate during
 pruning as a percentage of the baseline, all measured in this run.
+
+``--upgrade``: instead, how long migration 0002 takes on a 0001 database holding
+``--occurrences`` occurrences (one envelope per session), the operator's upgrade window.
 """
 
 from __future__ import annotations
@@ -182,6 +185,40 @@ def measure(url: str, label: str, args: argparse.Namespace) -> None:
         engine.dispose()
 
 
+def measure_upgrade(url: str, label: str, args: argparse.Namespace) -> None:
+    from sqlalchemy import text
+
+    engine = make_engine(url)
+    migrate(engine, "0001")
+    per = max(args.per_session, 1)
+    count = args.occurrences // per
+    numbers = ("generate_series(0, :n - 1) AS g(i)" if engine.dialect.name == "postgresql"
+               else "(WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+                    "WHERE i < :n - 1) SELECT i FROM c) AS g")  # fmt: skip
+    received = time.time() - 86400 * 40
+    with engine.begin() as db:
+        db.execute(text("INSERT INTO projects (id, name, ingest_key_hash, created) "
+                        "VALUES (1, 'p', 'k', 0)"))  # fmt: skip
+        db.execute(text("INSERT INTO issues (id, project_id, kind, fingerprint, title, "
+                        "first_seen, last_seen, example) VALUES (1, 1, 'stall', 'f', 't', 0, 0, "
+                        "'{}')"))  # fmt: skip
+        db.execute(text(f"INSERT INTO envelopes (id, project_id, envelope_id, kind, name, body, "
+                        f"received) SELECT i + 1, 1, 'e' || i, 'session', 's' || i, :b, :r "
+                        f"FROM {numbers}"), {"n": count, "b": b"{}", "r": received})  # fmt: skip
+        db.execute(text(f"INSERT INTO sessions (id, project_id, name, sequence, report) "
+                        f"SELECT i + 1, 1, 's' || i, 1, '{{}}' FROM {numbers}"), {"n": count})
+        db.execute(text(
+            "INSERT INTO occurrences (issue_id, session_id, envelope_id, time, release, detail) "
+            f"SELECT 1, s.id, s.id, :r, '1', '{{}}' FROM sessions s CROSS JOIN {numbers}"
+        ), {"n": per, "r": received})  # fmt: skip
+    started = time.perf_counter()
+    migrate(engine)
+    took = time.perf_counter() - started
+    print(f"{label}: migration 0002 over {count * per:,} occurrences in {count:,} sessions: "
+          f"{took:.1f} s ({count * per / took:,.0f} occurrences/s)")
+    engine.dispose()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database", choices=("sqlite", "postgresql", "both"), default="both")
@@ -189,11 +226,13 @@ def main() -> None:
     parser.add_argument("--per-session", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--upgrade", action="store_true", help="time migration 0002 instead")
     args = parser.parse_args()
+    run = measure_upgrade if args.upgrade else measure
     folder = Path(tempfile.mkdtemp(prefix="hawkwatch-retention-"))
     try:
         if args.database in ("sqlite", "both"):
-            measure(f"sqlite:///{folder / 'bench.db'}", "SQLite", args)
+            run(f"sqlite:///{folder / 'bench.db'}", "SQLite", args)
         if args.database in ("postgresql", "both"):
             from tests.server.postgres import start_postgres
 
@@ -203,7 +242,7 @@ def main() -> None:
                 print(f"PostgreSQL: not measured ({started})")
             else:
                 try:
-                    measure(started.url, "PostgreSQL", args)
+                    run(started.url, "PostgreSQL", args)
                 finally:
                     started.stop()
                     shutil.rmtree(pg_folder, ignore_errors=True)
