@@ -112,11 +112,15 @@ def upgrade() -> None:
     op.create_index("occurrences_by_received", "occurrences", ["received"])
     # a session was stored from the envelope its occurrences came from; clean ones (no
     # occurrence) count from their start, or from now
+    if postgres:
+        op.execute("ANALYZE occurrences")  # plans for the look-ups on the fresh table
     op.execute(
-        "UPDATE sessions SET received = COALESCE("
-        "(SELECT MAX(o.received) FROM occurrences o WHERE o.session_id = sessions.id), "
-        f"start_time, {time.time()!r})"
-    )
+        "UPDATE sessions SET received = latest.received FROM (SELECT session_id, "
+        "MAX(received) AS received FROM occurrences WHERE session_id IS NOT NULL "
+        "GROUP BY session_id) AS latest WHERE latest.session_id = sessions.id"
+    )  # one pass (UPDATE … FROM: PostgreSQL, SQLite ≥ 3.33)
+    op.execute(f"UPDATE sessions SET received = COALESCE(start_time, {time.time()!r}) "
+               "WHERE received IS NULL")  # fmt: skip
     op.drop_table("occurrences_v1")
     if postgres:
         op.execute("SELECT setval(pg_get_serial_sequence('occurrences', 'id'), "
