@@ -111,7 +111,7 @@ def test_envelopes_are_pruned_only_once_their_job_is_done(engine: Engine) -> Non
     with engine.begin() as db:
         first = db.execute(select(func.min(jobs.c.id)).where(jobs.c.state == "queued")).scalar()
         db.execute(update(jobs).where(jobs.c.id == first).values(state="running",
-                                                                  lease_until=NOW + 60))
+                                                                  lease_until=time.time() + 3600))
         db.execute(update(envelopes).values(received=NOW - 40 * DAY))
     done = prune(engine, Retention(envelopes_days=30, events_days=90), now=NOW)
     assert done.envelopes == 3

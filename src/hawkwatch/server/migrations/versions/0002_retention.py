@@ -10,8 +10,8 @@ Its ``envelope_id`` loses its foreign key, so raw envelopes can be pruned before
 from them. On PostgreSQL the new table is partitioned (a table cannot be turned into a
 partitioned one in place): partitions cover every month of the copied rows and the next three,
 plus a DEFAULT partition so an insert never fails; the retention job creates later months.
-The copy takes an exclusive lock on ``occurrences`` only (workers wait; collectors, which write
-``envelopes`` and ``jobs``, keep acknowledging uploads).
+The copy locks ``occurrences`` and ``sessions`` (workers and queries wait); ``projects``, which
+collectors read for every upload, is altered last, so they wait only for the commit.
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ def _month_start(when: float, months_later: int = 0) -> float:
 def upgrade() -> None:
     bind = op.get_bind()
     postgres = bind.dialect.name == "postgresql"
-    op.add_column("projects", sa.Column("keep_envelopes_days", sa.Float(), nullable=True))
-    op.add_column("projects", sa.Column("keep_events_days", sa.Float(), nullable=True))
     op.add_column("sessions", sa.Column("received", sa.Float(), nullable=True))
     op.create_table(
         "issue_rollups",
@@ -126,6 +124,9 @@ def upgrade() -> None:
         op.execute("SELECT setval(pg_get_serial_sequence('occurrences', 'id'), "
                    "COALESCE((SELECT MAX(id) FROM occurrences), 0) + 1, false)")  # fmt: skip
     op.create_index("sessions_by_received", "sessions", ["received"])
+    # last: collectors read ``projects`` for every upload, and ALTER locks it until the commit
+    op.add_column("projects", sa.Column("keep_envelopes_days", sa.Float(), nullable=True))
+    op.add_column("projects", sa.Column("keep_events_days", sa.Float(), nullable=True))
 
 
 def downgrade() -> None:
