@@ -217,6 +217,10 @@ class UploadConfig:
     key: str | None = _option(None, "the project's ingest key (hawkwatch server add-project)")
     interval_s: float = _option(60.0, "seconds between upload rounds", 1.0)
     retries: int = _option(2, "retries of one upload (with backoff) before the next round", 0)
+    exit_wait_s: float = _option(
+        5.0, "seconds hawkwatch run waits at most after the program ended to upload its "
+        "session (what is not sent by then goes with the next start)", 0.0,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,12 @@ def run_program(
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
         return replace(outcome, problem=f"the exit status was not recorded: {_reason(exc)}")
+    upload = config.upload
+    if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
+        from hawkwatch.uploader import upload_within
+
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: stop waiting, keep the status
+            upload_within(outcome.session_path, upload.url, upload.key, upload.exit_wait_s)
     return outcome
 
 

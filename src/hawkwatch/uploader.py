@@ -10,12 +10,14 @@ artifact (``.crash``, ``.ips``, KSCrash JSON); an MTHawkeye folder as a tar.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
 import os
 import random
 import tarfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -64,14 +66,33 @@ def already_sent(session: Session) -> int | None:
         return None
 
 
-def upload_session(session: Session, url: str, key: str, *, retries: int = 4) -> Sent:
+def upload_session(session: Session, url: str, key: str, *, retries: int = 4,
+                   timeout_s: float = 30.0) -> Sent:  # fmt: skip
     envelope = session_envelope(session)
     body = gzip.compress(encode_envelope(envelope), compresslevel=6)
     headers = {"Content-Encoding": "gzip", "Content-Type": ENVELOPE_TYPE}
-    status, answer = post(url, key, body, headers, retries=retries)
+    status, answer = post(url, key, body, headers, retries=retries, timeout_s=timeout_s)
     count = len(envelope.records)
     (session.path / UPLOAD_STATE).write_text(json.dumps({"records": count, "id": envelope.id}))
     return Sent(session.name, status, bool(answer.get("duplicate")), count)
+
+
+def upload_within(path: Path, url: str, key: str, wait_s: float) -> Sent | None:
+    """Upload the session at ``path`` (the supervisor's, after the program ended: its final
+    snapshot, exit state included, even when the program was SIGKILLed) waiting at most
+    ``wait_s``; None when it is not done by then or failed — the session stays unsent in the
+    store, and the next start's uploader sends it. Never raises."""
+    done: list[Sent] = []
+
+    def send() -> None:
+        with contextlib.suppress(Exception):
+            done.append(upload_session(Session.open(path), url, key, retries=1,
+                                       timeout_s=max(wait_s, 0.1)))  # fmt: skip
+
+    thread = threading.Thread(target=send, name="hawkwatch-exit-upload", daemon=True)
+    thread.start()
+    thread.join(wait_s)
+    return done[0] if done else None
 
 
 def upload_file(path: Path, url: str, key: str, *, retries: int = 4) -> Sent:

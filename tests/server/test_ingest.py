@@ -22,7 +22,7 @@ from tests.server.conftest import LiveServer, row_counts
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "crash"
 EMPTY = {"projects": 1, "users": 0, "api_tokens": 0, "envelopes": 0, "jobs": 0, "sessions": 0,
-         "issues": 0, "occurrences": 0}  # fmt: skip
+         "issues": 0, "occurrences": 0, "issue_rollups": 0}  # fmt: skip
 
 
 def envelope(session: str = "s1", sequence: int = 1) -> Envelope:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from sqlalchemy import Engine, insert, select
+from sqlalchemy import Engine, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from hawkwatch.errors import HawkwatchError
@@ -58,6 +58,19 @@ def add_token(engine: Engine, email: str) -> str:
             user_id=user_id, token_hash=auth.digest(token), created=time.time()
         ))  # fmt: skip
     return token
+
+
+def set_retention(engine: Engine, name: str, **days: float | None) -> None:
+    """A project's own ``keep_envelopes_days`` / ``keep_events_days`` (None: the server's)."""
+    unknown = set(days) - {"keep_envelopes_days", "keep_events_days"}
+    if unknown:
+        raise AdminError(f"no retention setting {sorted(unknown)}")
+    if not days:
+        raise AdminError("give --envelopes-days and/or --events-days")
+    with engine.begin() as db:
+        changed = db.execute(update(projects).where(projects.c.name == name).values(**days))
+        if changed.rowcount != 1:
+            raise AdminError(f"no project {name!r}")
 
 
 def project_for_key(engine: Engine, key: str) -> tuple[int, str] | None:

@@ -7,6 +7,7 @@ schema is served at ``/api/v1/openapi.json``, built from the endpoints' docstrin
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import InternalError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -55,6 +58,8 @@ class RateLimiter:
             return (1 - tokens) / self.rate
 
 
+log = logging.getLogger("hawkwatch.server")
+
 _SCHEMAS = SchemaGenerator(
     {"openapi": "3.0.0", "info": {"title": "hawkwatch collector", "version": "1"}}
 )
@@ -66,6 +71,19 @@ async def openapi(request: Request) -> Response:
 
 async def health(request: Request) -> Response:
     return JSONResponse({"ok": True})
+
+
+RETRY_AFTER_S = 5
+
+
+async def database_unavailable(request: Request, exc: Exception) -> Response:
+    """The database is down, restarting, full or read-only: 503 with ``Retry-After`` (clients
+    retry; the transaction was rolled back, so nothing of the request is stored), not a 500
+    traceback. The pool's pre-ping reconnects once the database is back."""
+    reason = str(getattr(exc, "orig", exc)).strip().splitlines()
+    log.warning("hawkwatch server: database unavailable: %s", reason[0] if reason else exc)
+    return _error(503, f"database unavailable: {reason[0][:200] if reason else type(exc).__name__}",
+                  **{"Retry-After": str(RETRY_AFTER_S)})  # fmt: skip
 
 
 def _error(status: int, message: str, **headers: str) -> JSONResponse:
@@ -208,7 +226,11 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
         """  # noqa: E501
         return await _per_project(engine, request, "releases", queries.releases)
 
-    return Starlette(routes=[
+    return Starlette(exception_handlers={
+        OperationalError: database_unavailable,  # down, restarting, full, locked, read-only
+        InternalError: database_unavailable,  # PostgreSQL: read-only transaction (SQLSTATE 25)
+        PoolTimeout: database_unavailable,  # every pooled connection busy
+    }, routes=[
         Route("/api/v1/ingest", ingest, methods=["POST"]),
         Route("/api/v1/issues", list_issues),
         Route("/api/v1/issues/{issue_id:int}", get_issue),

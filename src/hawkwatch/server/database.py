@@ -47,8 +47,8 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def migrate(engine: Engine) -> None:
-    """Upgrade the schema to the newest revision."""
+def migrate(engine: Engine, revision: str = "head") -> None:
+    """Upgrade the schema to ``revision`` (the newest by default)."""
     from alembic import command
     from alembic.config import Config
 
@@ -56,4 +56,16 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, revision)
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Take the schema back to ``revision`` (an operator's way back after an upgrade)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)

@@ -57,15 +57,15 @@ def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None)
     with engine.begin() as db:
         session_id = None
         if session is not None:
-            session_id = _store_session(db, row.project_id, session)
+            session_id = _store_session(db, row.project_id, session, row.received)
             if session_id is None:  # an older snapshot than the one stored: nothing to change
                 hits = []
         release = session.app_version if session is not None else None
         for hit in hits:
             issue_id = _upsert_issue(db, row.project_id, hit)
             db.execute(insert(occurrences).values(
-                issue_id=issue_id, session_id=session_id, envelope_id=row.id, time=hit.time,
-                release=release, detail=hit.detail,
+                issue_id=issue_id, session_id=session_id, envelope_id=row.id,
+                received=row.received, time=hit.time, release=release, detail=hit.detail,
             ))  # fmt: skip
         if not jobs.finish(db, claim):
             raise LeaseLost(f"job {claim.job_id}")
@@ -130,7 +130,9 @@ def _from_crash(name: str, body: bytes, received: float, symbols_root: Path | No
     return crash_hit(report, when, {"artifact": name, **crash_to_json(report, missing)})
 
 
-def _store_session(db: Connection, project_id: int, result: SessionResult) -> int | None:
+def _store_session(
+    db: Connection, project_id: int, result: SessionResult, received: float
+) -> int | None:
     """Insert or replace the session; None when a newer snapshot is stored already."""
     existing = db.execute(
         select(sessions.c.id, sessions.c.sequence)
@@ -140,7 +142,7 @@ def _store_session(db: Connection, project_id: int, result: SessionResult) -> in
     values = {
         "sequence": result.sequence, "app_version": result.app_version,
         "start_time": result.start_time, "exit_kind": result.exit_kind,
-        "launch_s": result.launch_s, "report": result.report,
+        "launch_s": result.launch_s, "report": result.report, "received": received,
     }  # fmt: skip
     if existing is None:
         return int(db.execute(

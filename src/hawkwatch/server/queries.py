@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, union, union_all
 
 from hawkwatch.analysis.series import quantile
-from hawkwatch.server.schema import issues, occurrences, projects, sessions
+from hawkwatch.server.partitions import DAY_S
+from hawkwatch.server.schema import issue_rollups, issues, occurrences, projects, sessions
 
 CRASH_EXITS = frozenset({"exception", "fatal-signal", "oom-killed", "hang-killed"})
 
@@ -22,19 +23,28 @@ def list_issues(
     engine: Engine, project: int, *, kind: str | None = None, release: str | None = None,
     since: float | None = None,
 ) -> list[dict[str, Any]]:  # fmt: skip
-    counted = (
-        select(
-            occurrences.c.issue_id,
-            func.count().label("count"),
-            func.count(func.distinct(occurrences.c.session_id)).label("sessions"),
-        )
-        .group_by(occurrences.c.issue_id)
-    )
+    live = select(
+        occurrences.c.issue_id,
+        func.count().label("count"),
+        func.count(func.distinct(occurrences.c.session_id)).label("sessions"),
+    ).group_by(occurrences.c.issue_id)
+    rolled = select(
+        issue_rollups.c.issue_id,
+        func.sum(issue_rollups.c.count).label("count"),
+        func.sum(issue_rollups.c.sessions).label("sessions"),
+    ).group_by(issue_rollups.c.issue_id)  # what retention pruned
     if release is not None:
-        counted = counted.where(occurrences.c.release == release)
+        live = live.where(occurrences.c.release == release)
+        rolled = rolled.where(issue_rollups.c.release == release)
     if since is not None:
-        counted = counted.where(occurrences.c.time >= since)
-    counts = counted.subquery()
+        live = live.where(occurrences.c.time >= since)
+        rolled = rolled.where(issue_rollups.c.day >= since // DAY_S * DAY_S)
+    both = union_all(live, rolled).subquery()
+    counts = (
+        select(both.c.issue_id, func.sum(both.c.count).label("count"),
+               func.sum(both.c.sessions).label("sessions"))
+        .group_by(both.c.issue_id).subquery()
+    )  # fmt: skip
     query = (
         select(issues, counts.c.count, counts.c.sessions)
         .join(counts, counts.c.issue_id == issues.c.id)
@@ -49,7 +59,8 @@ def list_issues(
     return [
         {
             "id": row.id, "kind": row.kind, "title": row.title, "culprit": row.culprit,
-            "fingerprint": row.fingerprint, "count": row.count, "sessions": row.sessions,
+            "fingerprint": row.fingerprint, "count": int(row._mapping["count"]),
+            "sessions": int(row.sessions),
             "first_seen": row.first_seen, "last_seen": row.last_seen,
             "releases": releases.get(row.id, []),
         }
@@ -60,12 +71,17 @@ def list_issues(
 def _releases_by_issue(db: Any, ids: list[int]) -> dict[int, list[str]]:
     if not ids:
         return {}
-    rows = db.execute(
+    live = (
         select(occurrences.c.issue_id, occurrences.c.release)
         .where(occurrences.c.issue_id.in_(ids))
         .where(occurrences.c.release.is_not(None))
-        .distinct()
-    ).all()
+    )
+    rolled = (
+        select(issue_rollups.c.issue_id, issue_rollups.c.release)
+        .where(issue_rollups.c.issue_id.in_(ids))
+        .where(issue_rollups.c.release.is_not(None))
+    )
+    rows = db.execute(union(live, rolled)).all()
     found: dict[int, list[str]] = {}
     for issue_id, release in rows:
         found.setdefault(issue_id, []).append(release)

@@ -30,6 +30,9 @@ projects = Table(
     Column("name", String(200), nullable=False, unique=True),
     Column("ingest_key_hash", String(64), nullable=False, unique=True),
     Column("created", Float, nullable=False),
+    # retention overrides (days); None: the server's setting
+    Column("keep_envelopes_days", Float, nullable=True),
+    Column("keep_events_days", Float, nullable=True),
 )
 
 users = Table(
@@ -87,7 +90,9 @@ sessions = Table(
     Column("exit_kind", String(30), nullable=True),
     Column("launch_s", Float, nullable=True),
     Column("report", JSON, nullable=False),  # the same JSON as ``hawkwatch report --json``
+    Column("received", Float, nullable=True),  # when the stored snapshot was uploaded
     UniqueConstraint("project_id", "name", name="sessions_once"),
+    Index("sessions_by_received", "received"),
 )
 
 issues = Table(
@@ -105,16 +110,35 @@ issues = Table(
     UniqueConstraint("project_id", "kind", "fingerprint", name="issues_once"),
 )
 
+# On PostgreSQL (migration 0002) partitioned by month of ``received``, its primary key
+# (id, received) as partitioning requires; ``envelope_id`` names the envelope the occurrence came
+# from without a foreign key, as raw envelopes are pruned sooner than events.
 occurrences = Table(
     "occurrences",
     metadata,
     Column("id", Integer, primary_key=True),
     Column("issue_id", Integer, ForeignKey("issues.id"), nullable=False),
     Column("session_id", Integer, ForeignKey("sessions.id"), nullable=True),
-    Column("envelope_id", Integer, ForeignKey("envelopes.id"), nullable=False),
+    Column("envelope_id", Integer, nullable=False),
+    Column("received", Float, nullable=False),  # the envelope's upload time: the retention clock
     Column("time", Float, nullable=False),
     Column("release", String(200), nullable=True),
     Column("detail", JSON, nullable=False),
     Index("occurrences_by_issue", "issue_id", "time"),
     Index("occurrences_by_session", "session_id"),
+    Index("occurrences_by_received", "received"),
+)
+
+# What pruned occurrences counted, per issue, release and day of upload, so the issue list's
+# counts stay whole after retention (sessions: distinct sessions; a session is pruned whole).
+issue_rollups = Table(
+    "issue_rollups",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("issue_id", Integer, ForeignKey("issues.id"), nullable=False),
+    Column("release", String(200), nullable=True),
+    Column("day", Float, nullable=False),
+    Column("count", Integer, nullable=False),
+    Column("sessions", Integer, nullable=False),
+    Index("issue_rollups_by_issue", "issue_id", "day"),
 )
