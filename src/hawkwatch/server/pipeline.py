@@ -13,6 +13,7 @@ import linecache
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from hawkwatch.model import Record
 from hawkwatch.model.envelope import decode_envelope
 from hawkwatch.report.json_report import to_json_dict
 from hawkwatch.server import jobs
+from hawkwatch.server.alerts.trigger import Watch
 from hawkwatch.server.findings import IssueHit, crash_hit, exit_kind, session_hits
 from hawkwatch.server.schema import envelopes, issues, occurrences, sessions
 
@@ -44,8 +46,12 @@ class SessionResult:
     report: dict[str, Any]
 
 
-def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None) -> None:
-    """Run one claimed job to its end (or raise, leaving the job for ``jobs.fail``)."""
+def process(
+    engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None,
+    now: float | None = None,
+) -> None:  # fmt: skip
+    """Run one claimed job to its end (or raise, leaving the job for ``jobs.fail``). Alerts it
+    fires are queued in the same transaction; ``now`` is their clock (intervals)."""
     with engine.connect() as db:
         row = db.execute(select(envelopes).where(envelopes.c.id == claim.envelope_row)).one()
     if row.kind == "session":
@@ -55,6 +61,7 @@ def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None)
     else:
         session, hits = None, [_from_crash(row.name, row.body, row.received, symbols_root)]
     with engine.begin() as db:
+        watch = Watch(db, row.project_id, time.time() if now is None else now)
         session_id = None
         if session is not None:
             session_id = _store_session(db, row.project_id, session)
@@ -62,11 +69,12 @@ def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None)
                 hits = []
         release = session.app_version if session is not None else None
         for hit in hits:
-            issue_id = _upsert_issue(db, row.project_id, hit)
+            issue_id, created = _upsert_issue(db, row.project_id, hit)
             db.execute(insert(occurrences).values(
                 issue_id=issue_id, session_id=session_id, envelope_id=row.id, time=hit.time,
                 release=release, detail=hit.detail,
             ))  # fmt: skip
+            watch.seen(issue_id, created, release)
         if not jobs.finish(db, claim):
             raise LeaseLost(f"job {claim.job_id}")
 
@@ -154,7 +162,8 @@ def _store_session(db: Connection, project_id: int, result: SessionResult) -> in
     return int(existing.id)
 
 
-def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> int:
+def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> tuple[int, bool]:
+    """The issue's id, and whether this hit created it."""
     found = db.execute(
         select(issues.c.id, issues.c.first_seen, issues.c.last_seen)
         .where(issues.c.project_id == project_id)
@@ -168,20 +177,23 @@ def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> int:
                 title=hit.title[:500], culprit=(hit.culprit or "")[:500] or None,
                 first_seen=hit.time, last_seen=hit.time, example=hit.detail,
             ).returning(issues.c.id)
-        ).scalar_one())  # fmt: skip
+        ).scalar_one()), True  # fmt: skip
     db.execute(update(issues).where(issues.c.id == found.id).values(
         first_seen=min(found.first_seen, hit.time), last_seen=max(found.last_seen, hit.time),
     ))  # fmt: skip
-    return int(found.id)
+    return int(found.id), False
 
 
-def run_once(engine: Engine, symbols_root: Path | None = None) -> bool:
+def run_once(
+    engine: Engine, symbols_root: Path | None = None, *,
+    clock: Callable[[], float] = time.time,
+) -> bool:  # fmt: skip
     """Claim and run one job; False when there was none. A failure is recorded on the job."""
     claim = jobs.claim(engine)
     if claim is None:
         return False
     try:
-        process(engine, claim, symbols_root)
+        process(engine, claim, symbols_root, now=clock())
     except LeaseLost:
         pass
     except Exception as exc:  # noqa: BLE001 - a bad upload or a bug: recorded on the job, retried
@@ -189,10 +201,13 @@ def run_once(engine: Engine, symbols_root: Path | None = None) -> bool:
     return True
 
 
-def drain(engine: Engine, symbols_root: Path | None = None, *, deadline_s: float = 60.0) -> int:
+def drain(
+    engine: Engine, symbols_root: Path | None = None, *, deadline_s: float = 60.0,
+    clock: Callable[[], float] = time.time,
+) -> int:  # fmt: skip
     """Run jobs until none is left (or the deadline); returns how many ran."""
     ran = 0
     ends = time.monotonic() + deadline_s
-    while time.monotonic() < ends and run_once(engine, symbols_root):
+    while time.monotonic() < ends and run_once(engine, symbols_root, clock=clock):
         ran += 1
     return ran

@@ -8,14 +8,22 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from hawkwatch.server.alerts import AlertSettings
 from hawkwatch.server.pipeline import run_once
 
 log = logging.getLogger("hawkwatch.server")
 
 
-def work(engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
-         symbols_root: Path | None = None) -> None:  # fmt: skip
-    """Run jobs until ``stop`` is set; sleep ``idle_s`` when there is none."""
+def work(
+    engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
+    symbols_root: Path | None = None, alerts: AlertSettings | None = None,
+) -> None:  # fmt: skip
+    """Run jobs until ``stop`` is set; sleep ``idle_s`` when there is none. With ``alerts``, the
+    alert loop (thresholds, digests, deliveries) runs beside it on its own thread."""
+    if alerts is not None:
+        from hawkwatch.server.alerts import runner
+
+        runner.start_thread(engine, alerts, stop)
     while not stop.is_set():
         try:
             if run_once(engine, symbols_root):
@@ -25,11 +33,12 @@ def work(engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
         stop.wait(idle_s)
 
 
-def start_thread(engine: Engine, symbols_root: Path | None = None) -> threading.Event:
+def start_thread(engine: Engine, symbols_root: Path | None = None,
+                 alerts: AlertSettings | None = None) -> threading.Event:  # fmt: skip
     """A worker on a daemon thread; set the returned event to stop it."""
     stop = threading.Event()
     threading.Thread(
-        target=work, args=(engine, stop), kwargs={"symbols_root": symbols_root},
+        target=work, args=(engine, stop), kwargs={"symbols_root": symbols_root, "alerts": alerts},
         name="hawkwatch-worker", daemon=True,
     ).start()  # fmt: skip
     return stop
