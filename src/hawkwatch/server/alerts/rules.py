@@ -128,3 +128,22 @@ def resolve_issue(engine: Engine, issue_id: int, release: str) -> dict[str, Any]
     if not done:
         return None
     return {"id": issue_id, "status": "resolved", "resolved_in_release": release.strip()}
+
+
+def recent_deliveries(engine: Engine, project: str, *, limit: int = 100) -> list[dict[str, Any]]:
+    """The project's latest notifications: what, where, their state, attempts and last error."""
+    with engine.connect() as db:
+        rows = db.execute(
+            select(alert_deliveries)
+            .join(alert_rules, alert_rules.c.id == alert_deliveries.c.rule_id)
+            .join(projects, projects.c.id == alert_rules.c.project_id)
+            .where(projects.c.name == project)
+            .order_by(alert_deliveries.c.id.desc())
+            .limit(limit)
+        ).all()
+    return [
+        {"id": r.id, "key": r.key, "rule_id": r.rule_id, "channel": r.channel,
+         "type": r.event.get("type"), "state": r.state, "attempts": r.attempts,
+         "last_error": r.last_error, "created": r.created, "sent": r.sent}
+        for r in rows
+    ]  # fmt: skip
