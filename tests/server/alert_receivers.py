@@ -38,7 +38,7 @@ class Webhook:
 
 def _handler(hook: Webhook) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             hook.received.append(Received(dict(self.headers.items()), body))
             status = hook.statuses.pop(0) if hook.statuses else 200
@@ -71,7 +71,7 @@ class Mailbox:
         self.messages: list[Message] = []
         self.recipients: list[list[str]] = []
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         self.messages.append(message_from_bytes(envelope.content))
         self.recipients.append(list(envelope.rcpt_tos))
         return "250 OK"

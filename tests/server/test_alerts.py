@@ -131,10 +131,8 @@ def test_a_stall_rate_over_the_threshold_fires(engine: Engine, webhook: Webhook)
         assert session_rates(db, project, T0 - 3600, T0) == (1, 0, 0)
     assert evaluate_thresholds(engine, T0) == 0  # no stalled session: 0 % is not above 10 %
     with engine.begin() as db:  # a stall seen in that session (as the pipeline records one)
-        session_id, envelope_id = db.execute(
-            select(sessions.c.id, envelopes.c.id).where(sessions.c.name == "a")
-            .where(envelopes.c.name == "a")
-        ).one()  # fmt: skip
+        session_id = db.execute(select(sessions.c.id).where(sessions.c.name == "a")).scalar()
+        envelope_id = db.execute(select(envelopes.c.id).where(envelopes.c.name == "a")).scalar()
         stall = db.execute(insert(issues).values(
             project_id=project, kind="stall", fingerprint="f", title="loop stalled in f",
             first_seen=T0, last_seen=T0, example={},
@@ -160,7 +158,8 @@ def test_a_receiver_failing_twice_gets_it_once_on_the_third_attempt(
     drain(engine, clock=now_is(T0))
     assert deliver_due(engine, SETTINGS, T0) == 1
     (row,) = deliveries(engine)
-    assert (row.state, row.attempts, row.last_error) == ("queued", 1, "HTTP 500 Internal Server Error")
+    assert (row.state, row.attempts) == ("queued", 1)
+    assert row.last_error == "HTTP 500 Internal Server Error"
     assert row.next_attempt == T0 + 30
     assert deliver_due(engine, SETTINGS, T0 + 29) == 0  # backing off
     assert deliver_due(engine, SETTINGS, T0 + 30) == 1
