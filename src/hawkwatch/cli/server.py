@@ -41,13 +41,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from hawkwatch.server import admin
-        from hawkwatch.server.database import make_engine, migrate
+        from hawkwatch.server import admin  # noqa: F401 - the extra's imports, checked up front
+        from hawkwatch.server.database import make_engine
     except ImportError as exc:
         raise ServerExtraMissing(
             f"the collector needs the 'server' extra (pip install 'hawkwatch[server]'): {exc}"
         ) from exc
     engine = make_engine(args.database)
+    try:
+        return _run_action(engine, args)
+    finally:
+        engine.dispose()  # close pooled connections (PostgreSQL) before the command returns
+
+
+def _run_action(engine: Any, args: argparse.Namespace) -> int:
+    from hawkwatch.server import admin
+    from hawkwatch.server.database import migrate
+
     migrate(engine)
     if args.action == "add-project":
         print(admin.add_project(engine, args.name))
