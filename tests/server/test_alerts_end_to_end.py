@@ -90,3 +90,54 @@ def test_a_new_crash_notifies_once_and_a_repeat_goes_into_the_digest(
         ("webhook", "sent", 1), ("email", "sent", 1), ("webhook", "sent", 1), ("email", "sent", 1)
     ]  # fmt: skip
     assert len({d.key for d in sent}) == 4
+
+
+def test_hawkwatch_server_run_sends_alerts_from_its_worker(
+    webhook: Webhook, smtp: tuple[Mailbox, int], tmp_path: Path
+) -> None:
+    """The real command: its worker thread runs the alert loop with the SMTP options given."""
+    import os
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from hawkwatch.server import admin
+    from hawkwatch.server.database import make_engine, migrate
+    from tests.server.alert_receivers import free_port
+
+    mailbox, smtp_port = smtp
+    url = f"sqlite:///{tmp_path / 'server.db'}"
+    engine = make_engine(url)
+    migrate(engine)
+    key = admin.add_project(engine, "shop")
+    rules.add_rule(engine, rules.NewRule(project="shop", rule="new-issue", webhook_url=webhook.url,
+                                         email_to=("oncall@example.test",)))  # fmt: skip
+    engine.dispose()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    server = subprocess.Popen([
+        str(Path(sys.executable).with_name("hawkwatch")), "server", "run", "--database", url,
+        "--port", str(port), "--public-url", PUBLIC, "--smtp-host", "127.0.0.1",
+        "--smtp-port", str(smtp_port), "--smtp-from", "alerts@example.test",
+    ], env=env, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert upload_file(CRASH, base, key).status == 202
+        while time.monotonic() < deadline and not (webhook.received and mailbox.messages):
+            time.sleep(0.1)  # until the worker has processed the upload and sent both
+    finally:
+        server.terminate()
+        _, errors = server.communicate(timeout=30)
+    assert len(webhook.received) == 1 and len(mailbox.messages) == 1, errors.decode()
+    body = json.loads(webhook.received[0].body)
+    assert body["url"] == f"{PUBLIC}/p/shop/issues/{body['issue']['id']}"
+    assert body["url"] in mailbox.messages[0].get_payload(decode=True).decode()
