@@ -69,12 +69,12 @@ def process(
                 hits = []
         release = session.app_version if session is not None else None
         for hit in hits:
-            issue_id, created = _upsert_issue(db, row.project_id, hit)
+            issue_id, created, resolved_in = _upsert_issue(db, row.project_id, hit)
             db.execute(insert(occurrences).values(
                 issue_id=issue_id, session_id=session_id, envelope_id=row.id, time=hit.time,
                 release=release, detail=hit.detail,
             ))  # fmt: skip
-            watch.seen(issue_id, created, release)
+            watch.seen(issue_id, created, release, resolved_in=resolved_in)
         if not jobs.finish(db, claim):
             raise LeaseLost(f"job {claim.job_id}")
 
@@ -162,10 +162,13 @@ def _store_session(db: Connection, project_id: int, result: SessionResult) -> in
     return int(existing.id)
 
 
-def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> tuple[int, bool]:
-    """The issue's id, and whether this hit created it."""
+def _upsert_issue(
+    db: Connection, project_id: int, hit: IssueHit
+) -> tuple[int, bool, str | None]:
+    """The issue's id, whether this hit created it, and the release it is resolved in if it is."""
     found = db.execute(
-        select(issues.c.id, issues.c.first_seen, issues.c.last_seen)
+        select(issues.c.id, issues.c.first_seen, issues.c.last_seen, issues.c.status,
+               issues.c.resolved_in_release)
         .where(issues.c.project_id == project_id)
         .where(issues.c.kind == hit.kind)
         .where(issues.c.fingerprint == hit.fingerprint)
@@ -177,11 +180,12 @@ def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> tuple[int, 
                 title=hit.title[:500], culprit=(hit.culprit or "")[:500] or None,
                 first_seen=hit.time, last_seen=hit.time, example=hit.detail,
             ).returning(issues.c.id)
-        ).scalar_one()), True  # fmt: skip
+        ).scalar_one()), True, None  # fmt: skip
     db.execute(update(issues).where(issues.c.id == found.id).values(
         first_seen=min(found.first_seen, hit.time), last_seen=max(found.last_seen, hit.time),
     ))  # fmt: skip
-    return int(found.id), False
+    resolved_in = found.resolved_in_release if found.status == "resolved" else None
+    return int(found.id), False, resolved_in
 
 
 def run_once(

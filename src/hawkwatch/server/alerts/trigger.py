@@ -46,8 +46,13 @@ class Watch:
         ).all()  # fmt: skip
         self.rules = rows
 
-    def seen(self, issue_id: int, created: bool, release: str | None) -> None:
-        regressed_from = None if created else _reopen_if_regressed(self.db, issue_id, release)
+    def seen(
+        self, issue_id: int, created: bool, release: str | None, *, resolved_in: str | None
+    ) -> None:
+        """One occurrence of an issue (``resolved_in``: the release it is resolved in, if so)."""
+        regressed_from = None
+        if resolved_in is not None and is_later(release, resolved_in):
+            regressed_from = _reopen(self.db, issue_id, resolved_in)
         subject = f"issue:{issue_id}"
         folding = []
         for rule in self.rules:
@@ -59,7 +64,7 @@ class Watch:
                 notify(self.db, rule, subject, issue_id, event=event, now=self.now)
             else:
                 folding.append(rule.id)
-        if folding and not created:
+        if folding and not created:  # repeats while a notification's window is open
             self.db.execute(
                 update(alert_windows)
                 .where(alert_windows.c.rule_id.in_(folding))
@@ -69,17 +74,12 @@ class Watch:
             )
 
 
-def _reopen_if_regressed(db: Connection, issue_id: int, release: str | None) -> str | None:
+def _reopen(db: Connection, issue_id: int, resolved_in: str) -> str:
     """Reopen a resolved issue seen in a later release; returns the release it was resolved in."""
-    row = db.execute(
-        select(issues.c.status, issues.c.resolved_in_release).where(issues.c.id == issue_id)
-    ).one()
-    if row.status != "resolved" or not is_later(release, row.resolved_in_release):
-        return None
     db.execute(update(issues).where(issues.c.id == issue_id).values(
         status="open", resolved_in_release=None, resolved_at=None,
     ))  # fmt: skip
-    return str(row.resolved_in_release)
+    return resolved_in
 
 
 def _issue_event(
