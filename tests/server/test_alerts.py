@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, insert, select
@@ -20,6 +22,7 @@ from hawkwatch.server.alerts.trigger import evaluate_thresholds
 from hawkwatch.server.pipeline import drain
 from hawkwatch.server.schema import alert_deliveries, envelopes, issues, occurrences, sessions
 from tests.server.alert_receivers import (
+    Mailbox,
     Webhook,
     deliveries,
     free_port,
@@ -254,3 +257,94 @@ def test_removing_a_rule_drops_what_it_had_not_sent(engine: Engine, webhook: Web
     rules.remove_rule(engine, added["id"])
     assert deliveries(engine) == [] and rules.list_rules(engine, "shop") == []
     assert deliver_due(engine, SETTINGS, T0) == 0 and webhook.received == []
+
+
+def test_a_newer_snapshot_of_a_session_is_not_counted_again(
+    engine: Engine, webhook: Webhook
+) -> None:
+    from hawkwatch.server.alerts.trigger import queue_digests
+
+    project = project_with_key(engine)
+    rules.add_rule(engine, rules.NewRule(project="shop", rule="new-issue",
+                                         webhook_url=webhook.url))  # fmt: skip
+    upload_session(engine, project, "a", release="1.0", start=T0, crashed=True)
+    upload_session(engine, project, "a", release="1.0", start=T0, crashed=True, sequence=2)
+    upload_session(engine, project, "b", release="1.0", start=T0, crashed=True)
+    assert drain(engine, clock=now_is(T0)) == 3
+    assert queue_digests(engine, T0 + 3600) == 1
+    deliver_due(engine, SETTINGS, T0 + 3600)
+    new, digest = (json.loads(call.body) for call in webhook.received)
+    assert new["type"] == "new-issue" and digest["occurrences"] == 1  # b's, not a's again
+
+
+def test_a_receiver_that_never_answers_times_out_and_is_retried(engine: Engine) -> None:
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # connections are accepted by the kernel; nothing ever answers
+    try:
+        project = project_with_key(engine)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/hook"
+        rules.add_rule(engine, rules.NewRule(project="shop", rule="new-issue", webhook_url=url))
+        upload_session(engine, project, "a", release="1.0", start=T0, crashed=True)
+        drain(engine, clock=now_is(T0))
+        quick = AlertSettings(timeout_s=0.2, backoff_s=30.0)
+        assert deliver_due(engine, quick, T0) == 1
+    finally:
+        silent.close()
+    (row,) = deliveries(engine)
+    assert (row.state, row.attempts, row.next_attempt) == ("queued", 1, T0 + 30)
+    assert "timed out" in row.last_error
+
+
+def test_email_over_starttls_with_a_login(
+    engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ssl
+
+    import trustme
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult, LoginPassword
+
+    ca = trustme.CA()
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_context)
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))  # the client trusts this CA
+
+    def authenticator(*args: object) -> AuthResult:
+        login = args[-1]
+        good = isinstance(login, LoginPassword) and [
+            part if isinstance(part, bytes) else part.encode()
+            for part in (login.login, login.password)
+        ] == [b"hawk", b"s3cret"]
+        return AuthResult(success=good, handled=False)  # not handled: aiosmtpd answers 535
+
+    mailbox, port = Mailbox(), free_port()
+    controller = Controller(mailbox, hostname="127.0.0.1", port=port, tls_context=server_context,
+                            require_starttls=True, authenticator=authenticator,
+                            auth_require_tls=True)  # fmt: skip
+    controller.start()
+    try:
+        project = project_with_key(engine)
+        rules.add_rule(engine, rules.NewRule(project="shop", rule="new-issue",
+                                             email_to=("oncall@example.test",)))  # fmt: skip
+        upload_session(engine, project, "a", release="1.0", start=T0, crashed=True)
+        drain(engine, clock=now_is(T0))
+        base = AlertSettings(smtp_host="127.0.0.1", smtp_port=port, smtp_user="hawk")
+        deliver_due(engine, replace(base, smtp_password="wrong", smtp_starttls=True), T0)
+        (row,) = deliveries(engine)
+        assert row.state == "queued" and row.last_error.startswith("SMTPAuthenticationError")
+        deliver_due(engine, replace(base, smtp_password="s3cret"), T0 + 30)  # no TLS: no AUTH
+        (row,) = deliveries(engine)
+        assert row.state == "queued" and "AUTH extension not supported" in row.last_error
+        assert mailbox.messages == []
+        deliver_due(engine, replace(base, smtp_password="s3cret", smtp_starttls=True), T0 + 90)
+    finally:
+        controller.stop()
+    (row,) = deliveries(engine)
+    assert (row.state, row.attempts) == ("sent", 3)
+    (mail,) = mailbox.messages
+    assert mailbox.recipients == [["oncall@example.test"]]
+    assert mail["X-Hawkwatch-Delivery"] == row.key and row.key in mail["Message-ID"]

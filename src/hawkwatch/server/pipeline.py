@@ -62,9 +62,9 @@ def process(
         session, hits = None, [_from_crash(row.name, row.body, row.received, symbols_root)]
     with engine.begin() as db:
         watch = Watch(db, row.project_id, time.time() if now is None else now)
-        session_id = None
+        session_id, reported = None, set[int]()
         if session is not None:
-            session_id = _store_session(db, row.project_id, session)
+            session_id, reported = _store_session(db, row.project_id, session)
             if session_id is None:  # an older snapshot than the one stored: nothing to change
                 hits = []
         release = session.app_version if session is not None else None
@@ -74,7 +74,8 @@ def process(
                 issue_id=issue_id, session_id=session_id, envelope_id=row.id, time=hit.time,
                 release=release, detail=hit.detail,
             ))  # fmt: skip
-            watch.seen(issue_id, created, release, resolved_in=resolved_in)
+            watch.seen(issue_id, created, release, resolved_in=resolved_in,
+                       again=issue_id in reported)  # fmt: skip
         if not jobs.finish(db, claim):
             raise LeaseLost(f"job {claim.job_id}")
 
@@ -138,8 +139,11 @@ def _from_crash(name: str, body: bytes, received: float, symbols_root: Path | No
     return crash_hit(report, when, {"artifact": name, **crash_to_json(report, missing)})
 
 
-def _store_session(db: Connection, project_id: int, result: SessionResult) -> int | None:
-    """Insert or replace the session; None when a newer snapshot is stored already."""
+def _store_session(
+    db: Connection, project_id: int, result: SessionResult
+) -> tuple[int | None, set[int]]:
+    """Insert or replace the session; None when a newer snapshot is stored already. With it, the
+    issues an older snapshot of the session reported already (not new occurrences for alerts)."""
     existing = db.execute(
         select(sessions.c.id, sessions.c.sequence)
         .where(sessions.c.project_id == project_id)
@@ -154,12 +158,15 @@ def _store_session(db: Connection, project_id: int, result: SessionResult) -> in
         return int(db.execute(
             insert(sessions).values(project_id=project_id, name=result.name, **values)
             .returning(sessions.c.id)
-        ).scalar_one())  # fmt: skip
+        ).scalar_one()), set()  # fmt: skip
     if existing.sequence > result.sequence:
-        return None
+        return None, set()
+    reported = set(db.execute(
+        select(occurrences.c.issue_id).where(occurrences.c.session_id == existing.id).distinct()
+    ).scalars())  # fmt: skip
     db.execute(delete(occurrences).where(occurrences.c.session_id == existing.id))
     db.execute(update(sessions).where(sessions.c.id == existing.id).values(**values))
-    return int(existing.id)
+    return int(existing.id), reported
 
 
 def _upsert_issue(

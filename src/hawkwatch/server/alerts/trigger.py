@@ -47,9 +47,11 @@ class Watch:
         self.rules = rows
 
     def seen(
-        self, issue_id: int, created: bool, release: str | None, *, resolved_in: str | None
-    ) -> None:
-        """One occurrence of an issue (``resolved_in``: the release it is resolved in, if so)."""
+        self, issue_id: int, created: bool, release: str | None, *, resolved_in: str | None,
+        again: bool = False,
+    ) -> None:  # fmt: skip
+        """One occurrence of an issue. ``resolved_in``: the release it is resolved in, if it is;
+        ``again``: a newer snapshot of a session re-reporting it (not a repeat to count)."""
         regressed_from = None
         if resolved_in is not None and is_later(release, resolved_in):
             regressed_from = _reopen(self.db, issue_id, resolved_in)
@@ -64,7 +66,7 @@ class Watch:
                 notify(self.db, rule, subject, issue_id, event=event, now=self.now)
             else:
                 folding.append(rule.id)
-        if folding and not created:  # repeats while a notification's window is open
+        if folding and not created and not again:  # repeats while a window is open
             self.db.execute(
                 update(alert_windows)
                 .where(alert_windows.c.rule_id.in_(folding))
