@@ -348,3 +348,36 @@ def test_email_over_starttls_with_a_login(
     (mail,) = mailbox.messages
     assert mailbox.recipients == [["oncall@example.test"]]
     assert mail["X-Hawkwatch-Delivery"] == row.key and row.key in mail["Message-ID"]
+
+
+def test_workers_evaluating_a_threshold_at_once_queue_one_notification(
+    engine: Engine, webhook: Webhook
+) -> None:
+    import threading
+
+    if engine.dialect.name == "sqlite":
+        pytest.skip("SQLite runs one worker (docs/server.md); PostgreSQL runs many")
+    project = project_with_key(engine)
+    rules.add_rule(engine, rules.NewRule(project="shop", rule="threshold", metric="crash-free",
+                                         limit_pct=90.0, min_sessions=1,
+                                         webhook_url=webhook.url))  # fmt: skip
+    upload_session(engine, project, "a", release="1.0", start=T0 - 10, crashed=True)
+    drain(engine, clock=now_is(T0))
+    barrier = threading.Barrier(6)
+    fired: list[int] = []
+    failed: list[BaseException] = []
+
+    def worker() -> None:
+        barrier.wait()
+        try:
+            fired.append(evaluate_thresholds(engine, T0))
+        except BaseException as exc:
+            failed.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert failed == [] and sorted(fired) == [0, 0, 0, 0, 0, 1]
+    assert len(deliveries(engine)) == 1

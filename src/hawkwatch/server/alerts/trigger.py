@@ -15,6 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, delete, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from hawkwatch.server.alerts.releases import is_later
 from hawkwatch.server.database import is_sqlite
@@ -117,19 +118,30 @@ def notify(
         query = query.with_for_update()
     window = db.execute(query).first()
     if window is not None and window.until > now:
-        if issue_id is not None:
-            db.execute(update(alert_windows).where(alert_windows.c.id == window.id).values(
-                folded=alert_windows.c.folded + 1))  # fmt: skip
+        _fold(db, window.id, issue_id)
         return False
     if window is not None:  # ended, and the worker has not digested it yet
         _queue_digest(db, rule, [window], now)
         db.execute(delete(alert_windows).where(alert_windows.c.id == window.id))
-    db.execute(insert(alert_windows).values(
-        rule_id=rule.id, subject=subject, issue_id=issue_id, opened=now,
-        until=now + rule.interval_s, folded=0, digested=0,
-    ))  # fmt: skip
+    try:
+        with db.begin_nested():
+            opened = db.execute(insert(alert_windows).values(
+                rule_id=rule.id, subject=subject, issue_id=issue_id, opened=now,
+                until=now + rule.interval_s, folded=0, digested=0,
+            ).returning(alert_windows.c.id)).scalar_one()  # fmt: skip
+    except IntegrityError:  # another worker opened it a moment ago: its notification counts
+        opened = db.execute(query.with_only_columns(alert_windows.c.id)).scalar_one()
+        _fold(db, opened, issue_id)
+        return False
     enqueue(db, rule, event, now)
     return True
+
+
+def _fold(db: Connection, window_id: int, issue_id: int | None) -> None:
+    """Count a repeat of an issue in its open window (a threshold's repeats are not counted)."""
+    if issue_id is not None:
+        db.execute(update(alert_windows).where(alert_windows.c.id == window_id).values(
+            folded=alert_windows.c.folded + 1))  # fmt: skip
 
 
 def enqueue(db: Connection, rule: Row[Any], event: dict[str, Any], now: float) -> None:
@@ -213,22 +225,27 @@ def evaluate_thresholds(engine: Engine, now: float) -> int:
         rules = db.execute(_WITH_PROJECT.where(alert_rules.c.rule == "threshold")).all()
     fired = 0
     for rule in rules:
-        with engine.begin() as db:
-            total, crashed, stalled = session_rates(db, rule.project_id, now - rule.window_s, now)
-            if total < rule.min_sessions:
-                continue
-            if rule.metric == "crash-free":
-                value = 100.0 * (1 - crashed / total)
-                breached = value < rule.limit_pct
-            else:
-                value = 100.0 * stalled / total
-                breached = value > rule.limit_pct
-            if not breached:
-                continue
-            event = {
-                "type": "threshold", "project": rule.project, "rule_id": rule.id, "time": now,
-                "metric": rule.metric, "value_pct": round(value, 3), "limit_pct": rule.limit_pct,
-                "sessions": total, "window_s": rule.window_s,
-            }  # fmt: skip
-            fired += notify(db, rule, "threshold", None, event=event, now=now)
+        fired += _evaluate(engine, rule, now)
     return fired
+
+
+def _evaluate(engine: Engine, rule: Row[Any], now: float) -> bool:
+    """One threshold rule, in its own transaction; True when it queued a notification."""
+    with engine.begin() as db:
+        total, crashed, stalled = session_rates(db, rule.project_id, now - rule.window_s, now)
+        if total < rule.min_sessions:
+            return False
+        if rule.metric == "crash-free":
+            value = 100.0 * (1 - crashed / total)
+            breached = value < rule.limit_pct
+        else:
+            value = 100.0 * stalled / total
+            breached = value > rule.limit_pct
+        if not breached:
+            return False
+        event = {
+            "type": "threshold", "project": rule.project, "rule_id": rule.id, "time": now,
+            "metric": rule.metric, "value_pct": round(value, 3), "limit_pct": rule.limit_pct,
+            "sessions": total, "window_s": rule.window_s,
+        }  # fmt: skip
+        return notify(db, rule, "threshold", None, event=event, now=now)
