@@ -17,6 +17,7 @@ from sqlalchemy import Engine, text
 from hawkwatch.server.app import ServerSettings, create_app
 from hawkwatch.server.database import make_engine, migrate
 from hawkwatch.server.schema import metadata
+from tests.server.alert_receivers import Mailbox, Webhook, serve_smtp, serve_webhook
 from tests.server.postgres import Postgres, start_postgres
 
 
@@ -84,3 +85,15 @@ def live_server(engine: Engine) -> Iterator[LiveServer]:
     yield LiveServer(f"http://127.0.0.1:{port}", engine)
     server.should_exit = True
     thread.join(10)
+
+
+@pytest.fixture
+def webhook() -> Iterator[Webhook]:
+    """A loopback webhook receiver answering 200 (scripted statuses: ``webhook.statuses``)."""
+    yield from serve_webhook()
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Mailbox, int]]:
+    """A loopback ``aiosmtpd`` server: its mailbox and port."""
+    yield from serve_smtp()

@@ -25,6 +25,7 @@ from starlette.routing import Route
 from starlette.schemas import SchemaGenerator
 
 from hawkwatch.server import admin, queries
+from hawkwatch.server.alerts import rules
 from hawkwatch.server.auth import bearer
 from hawkwatch.server.ingest import Limits, accept
 
@@ -123,6 +124,56 @@ async def _per_project(engine: Engine, request: Request, key: str, query: Any) -
     if isinstance(project, JSONResponse):
         return project
     return JSONResponse({key: await run_in_threadpool(query, engine, project)})
+
+
+def _alert_routes(engine: Engine) -> list[Route]:
+    """Issue resolution and alert rules (alerts: ``server/alerts/``)."""
+
+    async def resolve_issue(request: Request) -> Response:
+        """
+        summary: Mark an issue resolved in a release; an occurrence in a later one reopens it.
+        requestBody: {content: {application/json: {schema: {type: object, required: [release], properties: {release: {type: string}}}}}}
+        responses:
+          200: {description: "{id, status, resolved_in_release}"}
+          400: {description: no release named}
+          404: {description: no such issue}
+        """  # noqa: E501
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        release = body.get("release") if isinstance(body, dict) else None
+        if not isinstance(release, str) or not release.strip():
+            return _error(400, 'send {"release": "<the release that fixes it>"}')
+        found = await run_in_threadpool(
+            rules.resolve_issue, engine, int(request.path_params["issue_id"]), release
+        )
+        return _error(404, "no such issue") if found is None else JSONResponse(found)
+
+    async def list_alerts(request: Request) -> Response:
+        """
+        summary: A project's alert rules (without their webhook secrets) and recent deliveries.
+        parameters:
+          - {name: project, in: query, required: true, schema: {type: string}}
+        responses:
+          200: {description: "{alerts: [{id, rule, metric, limit_pct, min_sessions, window_s, interval_s, webhook_url, email_to}], deliveries: [{id, key, rule_id, channel, type, state, attempts, last_error, created, sent}]}"}
+        """  # noqa: E501
+        if not await _authorized(engine, request):
+            return _error(401, "missing or unknown API token")
+        project = await _project_of(engine, request)
+        if isinstance(project, JSONResponse):
+            return project
+        name = request.query_params["project"]
+        found = await run_in_threadpool(rules.list_rules, engine, name)
+        sent = await run_in_threadpool(rules.recent_deliveries, engine, name)
+        return JSONResponse({"alerts": found, "deliveries": sent})
+
+    return [
+        Route("/api/v1/issues/{issue_id:int}/resolve", resolve_issue, methods=["POST"]),
+        Route("/api/v1/alerts", list_alerts),
+    ]
 
 
 def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starlette:
@@ -234,6 +285,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
         Route("/api/v1/ingest", ingest, methods=["POST"]),
         Route("/api/v1/issues", list_issues),
         Route("/api/v1/issues/{issue_id:int}", get_issue),
+        *_alert_routes(engine),
         Route("/api/v1/sessions", list_sessions),
         Route("/api/v1/sessions/{session_id:int}", get_session),
         Route("/api/v1/releases", list_releases),

@@ -13,6 +13,7 @@ import linecache
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from hawkwatch.model import Record
 from hawkwatch.model.envelope import decode_envelope
 from hawkwatch.report.json_report import to_json_dict
 from hawkwatch.server import jobs
+from hawkwatch.server.alerts.trigger import Watch
 from hawkwatch.server.findings import IssueHit, crash_hit, exit_kind, session_hits
 from hawkwatch.server.schema import envelopes, issues, occurrences, sessions
 
@@ -44,8 +46,12 @@ class SessionResult:
     report: dict[str, Any]
 
 
-def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None) -> None:
-    """Run one claimed job to its end (or raise, leaving the job for ``jobs.fail``)."""
+def process(
+    engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None,
+    now: float | None = None,
+) -> None:  # fmt: skip
+    """Run one claimed job to its end (or raise, leaving the job for ``jobs.fail``). Alerts it
+    fires are queued in the same transaction; ``now`` is their clock (intervals)."""
     with engine.connect() as db:
         row = db.execute(select(envelopes).where(envelopes.c.id == claim.envelope_row)).one()
     if row.kind == "session":
@@ -55,18 +61,21 @@ def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None)
     else:
         session, hits = None, [_from_crash(row.name, row.body, row.received, symbols_root)]
     with engine.begin() as db:
-        session_id = None
+        watch = Watch(db, row.project_id, time.time() if now is None else now)
+        session_id, reported = None, set[int]()
         if session is not None:
-            session_id = _store_session(db, row.project_id, session, row.received)
+            session_id, reported = _store_session(db, row.project_id, session, row.received)
             if session_id is None:  # an older snapshot than the one stored: nothing to change
                 hits = []
         release = session.app_version if session is not None else None
         for hit in hits:
-            issue_id = _upsert_issue(db, row.project_id, hit)
+            issue_id, created, resolved_in = _upsert_issue(db, row.project_id, hit)
             db.execute(insert(occurrences).values(
                 issue_id=issue_id, session_id=session_id, envelope_id=row.id,
                 received=row.received, time=hit.time, release=release, detail=hit.detail,
             ))  # fmt: skip
+            watch.seen(issue_id, created, release, resolved_in=resolved_in,
+                       again=issue_id in reported)  # fmt: skip
         if not jobs.finish(db, claim):
             raise LeaseLost(f"job {claim.job_id}")
 
@@ -132,8 +141,9 @@ def _from_crash(name: str, body: bytes, received: float, symbols_root: Path | No
 
 def _store_session(
     db: Connection, project_id: int, result: SessionResult, received: float
-) -> int | None:
-    """Insert or replace the session; None when a newer snapshot is stored already."""
+) -> tuple[int | None, set[int]]:
+    """Insert or replace the session; None when a newer snapshot is stored already. With it, the
+    issues an older snapshot of the session reported already (not new occurrences for alerts)."""
     existing = db.execute(
         select(sessions.c.id, sessions.c.sequence)
         .where(sessions.c.project_id == project_id)
@@ -148,17 +158,24 @@ def _store_session(
         return int(db.execute(
             insert(sessions).values(project_id=project_id, name=result.name, **values)
             .returning(sessions.c.id)
-        ).scalar_one())  # fmt: skip
+        ).scalar_one()), set()  # fmt: skip
     if existing.sequence > result.sequence:
-        return None
+        return None, set()
+    reported = set(db.execute(
+        select(occurrences.c.issue_id).where(occurrences.c.session_id == existing.id).distinct()
+    ).scalars())  # fmt: skip
     db.execute(delete(occurrences).where(occurrences.c.session_id == existing.id))
     db.execute(update(sessions).where(sessions.c.id == existing.id).values(**values))
-    return int(existing.id)
+    return int(existing.id), reported
 
 
-def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> int:
+def _upsert_issue(
+    db: Connection, project_id: int, hit: IssueHit
+) -> tuple[int, bool, str | None]:
+    """The issue's id, whether this hit created it, and the release it is resolved in if it is."""
     found = db.execute(
-        select(issues.c.id, issues.c.first_seen, issues.c.last_seen)
+        select(issues.c.id, issues.c.first_seen, issues.c.last_seen, issues.c.status,
+               issues.c.resolved_in_release)
         .where(issues.c.project_id == project_id)
         .where(issues.c.kind == hit.kind)
         .where(issues.c.fingerprint == hit.fingerprint)
@@ -170,20 +187,24 @@ def _upsert_issue(db: Connection, project_id: int, hit: IssueHit) -> int:
                 title=hit.title[:500], culprit=(hit.culprit or "")[:500] or None,
                 first_seen=hit.time, last_seen=hit.time, example=hit.detail,
             ).returning(issues.c.id)
-        ).scalar_one())  # fmt: skip
+        ).scalar_one()), True, None  # fmt: skip
     db.execute(update(issues).where(issues.c.id == found.id).values(
         first_seen=min(found.first_seen, hit.time), last_seen=max(found.last_seen, hit.time),
     ))  # fmt: skip
-    return int(found.id)
+    resolved_in = found.resolved_in_release if found.status == "resolved" else None
+    return int(found.id), False, resolved_in
 
 
-def run_once(engine: Engine, symbols_root: Path | None = None) -> bool:
+def run_once(
+    engine: Engine, symbols_root: Path | None = None, *,
+    clock: Callable[[], float] = time.time,
+) -> bool:  # fmt: skip
     """Claim and run one job; False when there was none. A failure is recorded on the job."""
     claim = jobs.claim(engine)
     if claim is None:
         return False
     try:
-        process(engine, claim, symbols_root)
+        process(engine, claim, symbols_root, now=clock())
     except LeaseLost:
         pass
     except Exception as exc:  # noqa: BLE001 - a bad upload or a bug: recorded on the job, retried
@@ -191,10 +212,13 @@ def run_once(engine: Engine, symbols_root: Path | None = None) -> bool:
     return True
 
 
-def drain(engine: Engine, symbols_root: Path | None = None, *, deadline_s: float = 60.0) -> int:
+def drain(
+    engine: Engine, symbols_root: Path | None = None, *, deadline_s: float = 60.0,
+    clock: Callable[[], float] = time.time,
+) -> int:  # fmt: skip
     """Run jobs until none is left (or the deadline); returns how many ran."""
     ran = 0
     ends = time.monotonic() + deadline_s
-    while time.monotonic() < ends and run_once(engine, symbols_root):
+    while time.monotonic() < ends and run_once(engine, symbols_root, clock=clock):
         ran += 1
     return ran

@@ -62,7 +62,8 @@ def list_issues(
             "fingerprint": row.fingerprint, "count": int(row._mapping["count"]),
             "sessions": int(row.sessions),
             "first_seen": row.first_seen, "last_seen": row.last_seen,
-            "releases": releases.get(row.id, []),
+            "releases": releases.get(row.id, []), "status": row.status,
+            "resolved_in_release": row.resolved_in_release,
         }
         for row in rows
     ]  # fmt: skip
@@ -104,7 +105,8 @@ def issue_detail(engine: Engine, issue_id: int) -> dict[str, Any] | None:
     return {
         "id": row.id, "project_id": row.project_id, "kind": row.kind, "title": row.title,
         "culprit": row.culprit, "fingerprint": row.fingerprint, "first_seen": row.first_seen,
-        "last_seen": row.last_seen, "event": latest,
+        "last_seen": row.last_seen, "event": latest, "status": row.status,
+        "resolved_in_release": row.resolved_in_release,
         "occurrences": [
             {"time": o.time, "release": o.release, "session_id": o.session_id} for o in seen
         ],

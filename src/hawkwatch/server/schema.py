@@ -107,6 +107,10 @@ issues = Table(
     Column("first_seen", Float, nullable=False),
     Column("last_seen", Float, nullable=False),
     Column("example", JSON, nullable=False),
+    # resolution (migration 0003): an occurrence in a later release reopens it (a regression)
+    Column("status", String(10), nullable=False, server_default="open"),  # open | resolved
+    Column("resolved_in_release", String(200), nullable=True),
+    Column("resolved_at", Float, nullable=True),
     UniqueConstraint("project_id", "kind", "fingerprint", name="issues_once"),
 )
 
@@ -141,4 +145,58 @@ issue_rollups = Table(
     Column("count", Integer, nullable=False),
     Column("sessions", Integer, nullable=False),
     Index("issue_rollups_by_issue", "issue_id", "day"),
+)
+
+# Alerts (migration 0003): rules per project, the windows that keep one notification per issue
+# per rule per interval (the rest folded into a digest), and the durable delivery queue.
+
+alert_rules = Table(
+    "alert_rules",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("rule", String(20), nullable=False),  # new-issue | regression | threshold
+    Column("metric", String(20), nullable=True),  # threshold: crash-free | stall
+    Column("limit_pct", Float, nullable=True),  # threshold: below (crash-free) / above (stall)
+    Column("min_sessions", Integer, nullable=False),
+    Column("window_s", Float, nullable=False),  # threshold: sessions started this long ago
+    Column("interval_s", Float, nullable=False),  # one notification per subject per interval
+    Column("webhook_url", String(2000), nullable=True),
+    Column("webhook_secret", String(200), nullable=True),
+    Column("email_to", String(2000), nullable=True),  # comma-separated addresses
+    Column("created", Float, nullable=False),
+)
+
+alert_windows = Table(
+    "alert_windows",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("rule_id", Integer, ForeignKey("alert_rules.id", ondelete="CASCADE"), nullable=False),
+    Column("subject", String(40), nullable=False),  # "issue:<id>" or "threshold"
+    Column("issue_id", Integer, ForeignKey("issues.id"), nullable=True),
+    Column("opened", Float, nullable=False),
+    Column("until", Float, nullable=False),
+    Column("folded", Integer, nullable=False),  # occurrences after the notification
+    Column("digested", Integer, nullable=False),  # 1 once the digest holding them is queued
+    UniqueConstraint("rule_id", "subject", name="alert_windows_once"),
+    Index("alert_windows_due", "digested", "until"),
+)
+
+alert_deliveries = Table(
+    "alert_deliveries",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(64), nullable=False, unique=True),  # idempotency key for receivers
+    Column("rule_id", Integer, ForeignKey("alert_rules.id", ondelete="SET NULL"), nullable=True),
+    Column("channel", String(10), nullable=False),  # webhook | email
+    Column("target", String(2000), nullable=False),
+    Column("event", JSON, nullable=False),  # what happened; rendered when sent
+    Column("state", String(10), nullable=False),  # queued | sending | sent | failed
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt", Float, nullable=False),
+    Column("lease_until", Float, nullable=True),
+    Column("last_error", String(2000), nullable=True),
+    Column("created", Float, nullable=False),
+    Column("sent", Float, nullable=True),
+    Index("alert_deliveries_due", "state", "next_attempt"),
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from hawkwatch.server.alerts import AlertSettings
 from hawkwatch.server.pipeline import run_once
 from hawkwatch.server.retention import Retention, prune
 
@@ -21,10 +22,17 @@ log = logging.getLogger("hawkwatch.server")
 PRUNE_EVERY_S = 3600.0
 
 
-def work(engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
-         symbols_root: Path | None = None, retention: Retention | None = None,
-         prune_every_s: float = PRUNE_EVERY_S) -> None:  # fmt: skip
-    """Run jobs until ``stop`` is set; sleep ``idle_s`` when there is none."""
+def work(
+    engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
+    symbols_root: Path | None = None, retention: Retention | None = None,
+    prune_every_s: float = PRUNE_EVERY_S, alerts: AlertSettings | None = None,
+) -> None:  # fmt: skip
+    """Run jobs until ``stop`` is set; sleep ``idle_s`` when there is none. With ``alerts``, the
+    alert loop (thresholds, digests, deliveries) runs beside it on its own thread."""
+    if alerts is not None:
+        from hawkwatch.server.alerts import runner
+
+        runner.start_thread(engine, alerts, stop)
     next_prune = time.monotonic()
     while not stop.is_set():
         if retention is not None and time.monotonic() >= next_prune:
@@ -42,12 +50,13 @@ def work(engine: Engine, stop: threading.Event, *, idle_s: float = 0.5,
 
 
 def start_thread(engine: Engine, symbols_root: Path | None = None,
-                 retention: Retention | None = None) -> threading.Event:  # fmt: skip
+                 retention: Retention | None = None,
+                 alerts: AlertSettings | None = None) -> threading.Event:  # fmt: skip
     """A worker on a daemon thread; set the returned event to stop it."""
     stop = threading.Event()
     threading.Thread(
         target=work, args=(engine, stop),
-        kwargs={"symbols_root": symbols_root, "retention": retention},
+        kwargs={"symbols_root": symbols_root, "retention": retention, "alerts": alerts},
         name="hawkwatch-worker", daemon=True,
     ).start()  # fmt: skip
     return stop
