@@ -15,10 +15,15 @@ class ServerExtraMissing(HawkwatchError):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    run = commands.add_parser("run", help="serve ingest and the query API (and a worker)")
+    run = commands.add_parser(
+        "run", help="serve ingest, the query API and the dashboard (and a worker)"
+    )
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8470)
     run.add_argument("--no-worker", action="store_true", help="do not run a pipeline worker")
+    run.add_argument("--sources", type=Path, action="append", default=[], metavar="DIR",
+                     help="a folder the dashboard may show crash frames' source lines from "
+                     "(repeatable)")  # fmt: skip
     worker = commands.add_parser("worker", help="run a pipeline worker only")
     project = commands.add_parser("add-project", help="create a project; prints its ingest key")
     project.add_argument("name")
@@ -70,10 +75,14 @@ def _serve(engine: object, args: argparse.Namespace) -> None:
     import uvicorn
 
     from hawkwatch.server.app import ServerSettings, create_app
+    from hawkwatch.server.dashboard import DashboardSettings
     from hawkwatch.server.worker import start_thread
 
     stop = None if args.no_worker else start_thread(engine, args.symbols)  # type: ignore[arg-type]
-    app = create_app(engine, ServerSettings(symbols_root=args.symbols))  # type: ignore[arg-type]
+    settings = ServerSettings(
+        symbols_root=args.symbols, dashboard=DashboardSettings(source_roots=tuple(args.sources))
+    )
+    app = create_app(engine, settings)  # type: ignore[arg-type]
     print(f"hawkwatch collector on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

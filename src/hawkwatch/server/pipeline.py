@@ -62,6 +62,8 @@ def process(engine: Engine, claim: jobs.Claim, symbols_root: Path | None = None)
                 hits = []
         release = session.app_version if session is not None else None
         for hit in hits:
+            if session is None:  # a crash report names its app's version itself
+                release = hit.detail.get("app_version") or None
             issue_id = _upsert_issue(db, row.project_id, hit)
             db.execute(insert(occurrences).values(
                 issue_id=issue_id, session_id=session_id, envelope_id=row.id, time=hit.time,

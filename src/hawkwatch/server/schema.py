@@ -117,4 +117,30 @@ occurrences = Table(
     Column("detail", JSON, nullable=False),
     Index("occurrences_by_issue", "issue_id", "time"),
     Index("occurrences_by_session", "session_id"),
+    # the dashboard's issue list and charts: counts per issue, release and day read from the index
+    Index("occurrences_by_issue_release", "issue_id", "release", "time", "session_id"),
+)
+
+# The dashboard (migration 0004): browser logins and the failures that rate-limit them.
+Index("sessions_by_release", sessions.c.project_id, sessions.c.app_version, sessions.c.launch_s)
+Index("issues_by_project", issues.c.project_id, issues.c.last_seen)
+
+login_sessions = Table(
+    "login_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),  # the cookie's SHA-256
+    Column("csrf_token", String(64), nullable=False),  # every form of this login carries it
+    Column("created", Float, nullable=False),
+    Column("expires", Float, nullable=False),
+)
+
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(400), nullable=False),  # "account:<email>" or "address:<ip>"
+    Column("time", Float, nullable=False),
+    Index("login_failures_by_key", "key", "time"),
 )
