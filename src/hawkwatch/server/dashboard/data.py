@@ -179,10 +179,15 @@ def issue_summary(engine: Engine, project: int, issue_id: int, *, hours: int = 4
             return None
         latest = db.execute(
             select(occurrences.c.id, occurrences.c.time, occurrences.c.release,
-                   occurrences.c.session_id, occurrences.c.detail)
+                   occurrences.c.session_id)
             .where(occurrences.c.issue_id == issue_id)
             .order_by(occurrences.c.time.desc()).limit(20)
         ).all()  # fmt: skip
+        event = row.example
+        if latest:  # the newest occurrence's document (only that one: crash documents are big)
+            event = db.execute(
+                select(occurrences.c.detail).where(occurrences.c.id == latest[0].id)
+            ).scalar()
         totals = db.execute(
             select(func.count(), func.count(distinct(occurrences.c.session_id)))
             .where(occurrences.c.issue_id == issue_id)
@@ -210,6 +215,7 @@ def issue_summary(engine: Engine, project: int, issue_id: int, *, hours: int = 4
         "issue": dict(row._mapping),
         "count": int(totals[0]),
         "sessions": int(totals[1]),
+        "event": event,
         "latest": [dict(o._mapping) for o in latest],
         "by_release": [(release or "(none)", int(n)) for release, n in by_release],
         "by_hour": [
@@ -244,37 +250,36 @@ def session_row(engine: Engine, project: int, session_id: int) -> dict[str, Any]
 
 def releases_overview(engine: Engine, project: int) -> list[dict[str, Any]]:
     """Per release: sessions, crash-free session rate, stall rate, p95 launch time."""
-    release = func.coalesce(sessions.c.app_version, "(none)").label("release")
     crashed = case((sessions.c.exit_kind.in_(sorted(CRASH_EXITS)), 1), else_=0)
     with engine.connect() as db:
         totals = db.execute(
-            select(release, func.count().label("sessions"), func.sum(crashed).label("crashed"))
+            select(sessions.c.app_version, func.count(), func.sum(crashed))
             .where(sessions.c.project_id == project)
-            .group_by(release)
+            .group_by(sessions.c.app_version)
         ).all()  # fmt: skip
-        stalled: dict[str, int] = dict(db.execute(
-            select(func.coalesce(occurrences.c.release, "(none)"),
-                   func.count(distinct(occurrences.c.session_id)))
+        stalled: dict[str | None, int] = dict(db.execute(
+            select(occurrences.c.release, func.count(distinct(occurrences.c.session_id)))
             .join(issues, issues.c.id == occurrences.c.issue_id)
             .where(issues.c.project_id == project).where(issues.c.kind == "stall")
             .where(occurrences.c.session_id.is_not(None))
-            .group_by(func.coalesce(occurrences.c.release, "(none)"))
+            .group_by(occurrences.c.release)
         ).all())  # fmt: skip
         p95 = _launch_p95(db, project)
-    result = []
-    for name, count, crashes in sorted(totals, key=lambda r: _release_key(r[0])):
-        result.append({
-            "release": name, "sessions": int(count),
+    result = [
+        {
+            "release": name or "(none)", "sessions": int(count),
             "crash_free_rate": 1 - int(crashes or 0) / count,
             "stall_rate": int(stalled.get(name, 0)) / count,
             "launch_p95_s": p95.get(name),
-        })  # fmt: skip
-    return result
+        }
+        for name, count, crashes in totals
+    ]  # fmt: skip
+    return sorted(result, key=lambda r: _release_key(r["release"]))
 
 
-def _launch_p95(db: Connection, project: int) -> dict[str, float]:
+def _launch_p95(db: Connection, project: int) -> dict[str | None, float]:
     """The nearest-rank 95th percentile of launch time per release, ranked in the database."""
-    release = func.coalesce(sessions.c.app_version, "(none)")
+    release = sessions.c.app_version
     ranked = (
         select(
             release.label("release"),

@@ -221,7 +221,7 @@ class Dashboard:
         if found is None:
             return render.page("missing.html", 404, login=who, what="no such issue")
         issue_row = found["issue"]
-        event = found["latest"][0]["detail"] if found["latest"] else issue_row["example"]
+        event = found["event"]
         stacks = stack_view(issue_row["kind"], event, found["session_report"],
                             self.settings.source_roots)  # fmt: skip
         hours = [(time.strftime("%H", time.gmtime(t)), n) for t, n in found["by_hour"]]
