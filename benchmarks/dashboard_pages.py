@@ -41,7 +41,7 @@ from typing import Any
 import httpx
 from sqlalchemy import Engine, insert, text
 
-from hawkwatch.server import admin
+from hawkwatch.server import admin, rollups
 from hawkwatch.server.database import make_engine, migrate
 from hawkwatch.server.schema import envelopes, issues, occurrences, sessions
 
@@ -93,8 +93,8 @@ def real_crash_document() -> dict[str, Any]:
     from hawkwatch.report.crash_json import crash_to_json
 
     path = ROOT / "tests" / "fixtures" / "crash" / "ips" / "AppleDemo.ips"
-    return {"artifact": path.name, **crash_to_json(parse_crash(path.read_bytes(),
-                                                               source=path.name).value)}  # fmt: skip
+    report = parse_crash(path.read_bytes(), source=path.name).value
+    return {"artifact": path.name, **crash_to_json(report)}
 
 
 def pick(rng: random.Random, weighted: list[tuple[str, float]]) -> str:
@@ -125,8 +125,9 @@ def generate(args: argparse.Namespace, report: dict[str, Any], crash: dict[str, 
     for n in range(1, args.issues + 1):
         kind = pick(rng, KINDS)
         where = f"handler_{n} (app/module_{n % 37}.py:{10 + n % 400})"
-        title = {"stall": f"asyncio loop stalled in {where}", "network": f"slow requests to "
-                 f"api{n}.example.com", "crash": f"EXC_BAD_ACCESS (SIGSEGV) in App: -[View{n} draw]",
+        title = {"stall": f"asyncio loop stalled in {where}",
+                 "network": f"slow requests to api{n}.example.com",
+                 "crash": f"EXC_BAD_ACCESS (SIGSEGV) in App: -[View{n} draw]",
                  "fatal-signal": f"ended by SIG{('SEGV', 'ABRT', 'BUS')[n % 3]}",
                  "hang-kill": f"killed while stalled in {where}"}[kind]  # fmt: skip
         issue_rows.append({
@@ -189,6 +190,9 @@ def load(engine: Engine, rows: dict[str, list[dict[str, Any]]]) -> None:
             with engine.begin() as db:
                 for start in range(0, len(rows[name]), 20000):
                     db.execute(insert(table), rows[name][start : start + 20000])
+    with engine.begin() as db:  # what the pipeline keeps in step, from the rows loaded
+        db.execute(text(rollups.backfill_statement(engine.dialect.name)))
+        db.execute(text(rollups.STALLED_BACKFILL))
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as db:
             db.execute(text("VACUUM ANALYZE"))
@@ -236,13 +240,15 @@ def measure(url: str, label: str, args: argparse.Namespace,
     migrate(engine)
     started = time.perf_counter()
     load(engine, rows)
+    took = time.perf_counter() - started
     print(f"{label}: seeded {len(rows['sessions']):,} sessions, {len(rows['issues']):,} issues, "
-          f"{len(rows['occurrences']):,} occurrences in {time.perf_counter() - started:.0f} s")  # fmt: skip
+          f"{len(rows['occurrences']):,} occurrences in {took:.0f} s")  # fmt: skip
     engine.dispose()
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
-    server = subprocess.Popen([str(HAWKWATCH), "server", "run", "--no-worker", "--database", url,
-                               "--port", str(port)], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+    command = [str(HAWKWATCH), "server", "run", "--no-worker", "--database", url,
+               "--port", str(port)]  # fmt: skip
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
     p95s: dict[str, float] = {}
     try:
         base = f"http://127.0.0.1:{port}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -146,7 +147,9 @@ def test_the_session_cookie_is_secure_over_https(engine: Engine) -> None:
             return next(v for k, v in done.headers.multi_items()
                         if k == "set-cookie" and v.startswith(SESSION_COOKIE))  # fmt: skip
 
-    cookie = asyncio.run(log_in())
+    # in a thread of its own: Playwright's sync API may hold this thread's event loop
+    with ThreadPoolExecutor(1) as pool:
+        cookie = pool.submit(lambda: asyncio.run(log_in())).result()
     assert "secure" in {part.strip().lower() for part in cookie.split(";")}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     Column,
     Float,
     ForeignKey,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -86,6 +88,7 @@ sessions = Table(
     Column("start_time", Float, nullable=True),
     Column("exit_kind", String(30), nullable=True),
     Column("launch_s", Float, nullable=True),
+    Column("stalled", Boolean, nullable=False, server_default=false()),  # a stall was seen (0004)
     Column("report", JSON, nullable=False),  # the same JSON as ``hawkwatch report --json``
     UniqueConstraint("project_id", "name", name="sessions_once"),
 )
@@ -117,14 +120,29 @@ occurrences = Table(
     Column("detail", JSON, nullable=False),
     Index("occurrences_by_issue", "issue_id", "time"),
     Index("occurrences_by_session", "session_id"),
-    # the dashboard's issue list and charts: counts per issue, release and day read from the index
-    Index("occurrences_by_issue_release", "issue_id", "release", "time", "session_id"),
 )
 
-# The dashboard (migration 0004): browser logins and the failures that rate-limit them.
-Index("sessions_by_release", sessions.c.project_id, sessions.c.app_version, sessions.c.launch_s)
-Index("issues_by_project", issues.c.project_id, issues.c.last_seen)
+# The dashboard (migration 0004). The releases page: counts and launch-time ranks per release
+# read from the index alone.
+Index(
+    "sessions_by_release", sessions.c.project_id, sessions.c.app_version, sessions.c.launch_s,
+    sessions.c.exit_kind, sessions.c.stalled,
+)
+Index("issues_by_project", issues.c.project_id, issues.c.kind)
 
+# Occurrences per issue, release ("" for none) and UTC day: the issue list's counts, filters and
+# sparklines (``rollups.py`` keeps it in step with ``occurrences``).
+issue_days = Table(
+    "issue_days",
+    metadata,
+    Column("issue_id", Integer, ForeignKey("issues.id"), primary_key=True),
+    Column("release", String(200), primary_key=True),
+    Column("day", Integer, primary_key=True),  # floor(time / 86400)
+    Column("events", Integer, nullable=False),
+    Column("sessions", Integer, nullable=False),
+)
+
+# Browser logins and the failed attempts that rate-limit them.
 login_sessions = Table(
     "login_sessions",
     metadata,

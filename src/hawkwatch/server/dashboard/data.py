@@ -1,34 +1,32 @@
 """What the dashboard's pages show, read in a few aggregate queries each (SQLite and PostgreSQL).
 
-Counts are computed in the database, never by loading rows into Python: the issue list groups
-occurrences per issue (read from the ``occurrences_by_issue_release`` index) and sorts and pages
-in SQL; the sparklines group the page's issues' last 14 days by day; the releases overview ranks
-launch times per release with a window function to find the 95th percentile.
+Counts are computed in the database, never by loading rows into Python: the issue list sums
+the per-day rollups (``issue_days``) per issue and sorts and pages in SQL, its time ranges in
+whole UTC days; the sparklines read the page's issues' last 14 days of rollups; the releases
+overview reads the ``sessions_by_release`` index (its 95th percentile: one offset into it).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import (
     Connection,
     Engine,
-    Float,
     Integer,
-    and_,
     case,
     cast,
-    distinct,
     func,
-    literal_column,
     select,
 )
 from sqlalchemy.sql import ColumnElement
 
+from hawkwatch.server import rollups
 from hawkwatch.server.queries import CRASH_EXITS
-from hawkwatch.server.schema import issues, occurrences, projects, sessions
+from hawkwatch.server.schema import issue_days, issues, occurrences, projects, sessions
 
 DAY: Final = 86400.0
 SPARK_DAYS: Final = 14
@@ -90,14 +88,14 @@ def _bucket(db: Connection, column: Any, width: float) -> ColumnElement[Any]:
 def issue_page(engine: Engine, project: int, wanted: IssueFilter, *, now: float) -> IssuePage:
     """One page of a project's issues, filtered and sorted, with each one's 14-day trend."""
     counted = select(
-        occurrences.c.issue_id,
-        func.count().label("count"),
-        func.count(distinct(occurrences.c.session_id)).label("sessions"),
-    ).group_by(occurrences.c.issue_id)
+        issue_days.c.issue_id,
+        func.sum(issue_days.c.events).label("count"),
+        func.sum(issue_days.c.sessions).label("sessions"),
+    ).group_by(issue_days.c.issue_id)
     if wanted.release is not None:
-        counted = counted.where(occurrences.c.release == wanted.release)
+        counted = counted.where(issue_days.c.release == wanted.release)
     if wanted.since is not None:
-        counted = counted.where(occurrences.c.time >= wanted.since)
+        counted = counted.where(issue_days.c.day >= rollups.day_of(wanted.since))
     counts = counted.subquery()
     where = [issues.c.project_id == project]
     if wanted.kind is not None:
@@ -130,17 +128,13 @@ def issue_page(engine: Engine, project: int, wanted: IssueFilter, *, now: float)
 
 
 def project_releases(db: Connection, project: int) -> list[str]:
-    """The releases a project's sessions and crash reports named, newest name last."""
-    found = set(db.execute(
-        select(sessions.c.app_version).where(sessions.c.project_id == project)
-        .where(sessions.c.app_version.is_not(None)).distinct()
-    ).scalars())  # fmt: skip
-    found |= set(db.execute(
-        select(occurrences.c.release).join(issues, issues.c.id == occurrences.c.issue_id)
-        .where(issues.c.project_id == project).where(issues.c.kind == "crash")
-        .where(occurrences.c.release.is_not(None)).distinct()
-    ).scalars())  # fmt: skip
-    return sorted(found)
+    """The releases a project's issues were seen in."""
+    found = db.execute(
+        select(issue_days.c.release).join(issues, issues.c.id == issue_days.c.issue_id)
+        .where(issues.c.project_id == project).where(issue_days.c.release != rollups.NO_RELEASE)
+        .distinct()
+    ).scalars()  # fmt: skip
+    return sorted(found, key=_release_key)
 
 
 def _trends(
@@ -149,21 +143,19 @@ def _trends(
     """Occurrences per day of each issue over the last ``SPARK_DAYS`` days (today last)."""
     if not ids:
         return {}
-    today = math.floor(now / DAY)
-    day = _bucket(db, occurrences.c.time, DAY).label("day")
+    first = rollups.day_of(now) - SPARK_DAYS + 1
     query = (
-        select(occurrences.c.issue_id, day, func.count())
-        .where(occurrences.c.issue_id.in_(ids))
-        .where(occurrences.c.time >= (today - SPARK_DAYS + 1) * DAY)
-        .group_by(occurrences.c.issue_id, day)
+        select(issue_days.c.issue_id, issue_days.c.day, func.sum(issue_days.c.events))
+        .where(issue_days.c.issue_id.in_(ids))
+        .where(issue_days.c.day >= first)
+        .group_by(issue_days.c.issue_id, issue_days.c.day)
     )
     if release is not None:
-        query = query.where(occurrences.c.release == release)
+        query = query.where(issue_days.c.release == release)
     trends: dict[int, list[int]] = {}
-    for issue_id, bucket, count in db.execute(query):
-        index = int(bucket) - (today - SPARK_DAYS + 1)
-        if 0 <= index < SPARK_DAYS:
-            trends.setdefault(issue_id, [0] * SPARK_DAYS)[index] = int(count)
+    for issue_id, day, count in db.execute(query):
+        if 0 <= day - first < SPARK_DAYS:
+            trends.setdefault(issue_id, [0] * SPARK_DAYS)[day - first] = int(count)
     return trends
 
 
@@ -188,15 +180,12 @@ def issue_summary(engine: Engine, project: int, issue_id: int, *, hours: int = 4
             event = db.execute(
                 select(occurrences.c.detail).where(occurrences.c.id == latest[0].id)
             ).scalar()
-        totals = db.execute(
-            select(func.count(), func.count(distinct(occurrences.c.session_id)))
-            .where(occurrences.c.issue_id == issue_id)
-        ).one()
         by_release = db.execute(
-            select(occurrences.c.release, func.count())
-            .where(occurrences.c.issue_id == issue_id)
-            .group_by(occurrences.c.release).order_by(occurrences.c.release)
-        ).all()
+            select(issue_days.c.release, func.sum(issue_days.c.events),
+                   func.sum(issue_days.c.sessions))
+            .where(issue_days.c.issue_id == issue_id)
+            .group_by(issue_days.c.release)
+        ).all()  # fmt: skip
         last_hour = math.floor(row.last_seen / 3600)
         hour = _bucket(db, occurrences.c.time, 3600.0).label("hour")
         per_hour: dict[int, int] = dict(db.execute(
@@ -213,11 +202,14 @@ def issue_summary(engine: Engine, project: int, issue_id: int, *, hours: int = 4
             ).scalar()
     return {
         "issue": dict(row._mapping),
-        "count": int(totals[0]),
-        "sessions": int(totals[1]),
+        "count": sum(int(r[1]) for r in by_release),
+        "sessions": sum(int(r[2]) for r in by_release),
         "event": event,
         "latest": [dict(o._mapping) for o in latest],
-        "by_release": [(release or "(none)", int(n)) for release, n in by_release],
+        "by_release": sorted(
+            ((release or "(none)", int(n)) for release, n, _ in by_release),
+            key=lambda pair: _release_key(pair[0]),
+        ),
         "by_hour": [
             ((last_hour - hours + 1 + i) * 3600.0, int(per_hour.get(last_hour - hours + 1 + i, 0)))
             for i in range(hours)
@@ -249,62 +241,49 @@ def session_row(engine: Engine, project: int, session_id: int) -> dict[str, Any]
 
 
 def releases_overview(engine: Engine, project: int) -> list[dict[str, Any]]:
-    """Per release: sessions, crash-free session rate, stall rate, p95 launch time."""
+    """Per release: sessions, crash-free session rate, stall rate, p95 launch time (all read
+    from the ``sessions_by_release`` index)."""
     crashed = case((sessions.c.exit_kind.in_(sorted(CRASH_EXITS)), 1), else_=0)
+    stalled = case((sessions.c.stalled, 1), else_=0)
     with engine.connect() as db:
         totals = db.execute(
-            select(sessions.c.app_version, func.count(), func.sum(crashed))
+            select(sessions.c.app_version, func.count(), func.sum(crashed), func.sum(stalled),
+                   func.count(sessions.c.launch_s))
             .where(sessions.c.project_id == project)
             .group_by(sessions.c.app_version)
         ).all()  # fmt: skip
-        stalled: dict[str | None, int] = dict(db.execute(
-            select(occurrences.c.release, func.count(distinct(occurrences.c.session_id)))
-            .join(issues, issues.c.id == occurrences.c.issue_id)
-            .where(issues.c.project_id == project).where(issues.c.kind == "stall")
-            .where(occurrences.c.session_id.is_not(None))
-            .group_by(occurrences.c.release)
-        ).all())  # fmt: skip
-        p95 = _launch_p95(db, project)
-    result = [
-        {
-            "release": name or "(none)", "sessions": int(count),
-            "crash_free_rate": 1 - int(crashes or 0) / count,
-            "stall_rate": int(stalled.get(name, 0)) / count,
-            "launch_p95_s": p95.get(name),
-        }
-        for name, count, crashes in totals
-    ]  # fmt: skip
+        result = [
+            {
+                "release": name or "(none)", "sessions": int(count),
+                "crash_free_rate": 1 - int(crashes or 0) / count,
+                "stall_rate": int(stalls or 0) / count,
+                "launch_p95_s": _launch_p95(db, project, name, launches),
+            }
+            for name, count, crashes, stalls, launches in totals
+        ]  # fmt: skip
     return sorted(result, key=lambda r: _release_key(r["release"]))
 
 
-def _launch_p95(db: Connection, project: int) -> dict[str | None, float]:
-    """The nearest-rank 95th percentile of launch time per release, ranked in the database."""
-    release = sessions.c.app_version
-    ranked = (
-        select(
-            release.label("release"),
-            sessions.c.launch_s,
-            func.row_number()
-            .over(partition_by=release, order_by=sessions.c.launch_s)
-            .label("rank"),
-            func.count().over(partition_by=release).label("n"),
-        )
-        .where(sessions.c.project_id == project)
+def _launch_p95(db: Connection, project: int, release: str | None, count: int) -> float | None:
+    """The nearest-rank 95th percentile of a release's launch times: one step into the index."""
+    if not count:
+        return None
+    rank = math.ceil(0.95 * count)
+    same = sessions.c.app_version.is_(None) if release is None else (
+        sessions.c.app_version == release
+    )  # fmt: skip
+    value = db.execute(
+        select(sessions.c.launch_s)
+        .where(sessions.c.project_id == project).where(same)
         .where(sessions.c.launch_s.is_not(None))
-        .subquery()
-    )
-    wanted = cast(ranked.c.n, Float) * literal_column("0.95")
-    rows = db.execute(
-        select(ranked.c.release, ranked.c.launch_s).where(
-            and_(ranked.c.rank >= wanted, ranked.c.rank < wanted + 1)
-        )
-    ).all()
-    return {name: float(value) for name, value in rows}
+        .order_by(sessions.c.launch_s).offset(rank - 1).limit(1)
+    ).scalar()  # fmt: skip
+    return None if value is None else float(value)
 
 
 def _release_key(name: str) -> tuple[Any, ...]:
-    """Version-aware order: 1.10 after 1.9; names that are not versions last, by name."""
-    parts = name.split(".")
-    if all(p.isdigit() for p in parts):
-        return (0, tuple(int(p) for p in parts))
-    return (1, name)
+    """Version-aware order: 1.9 before 1.10, "1.0 (1)" after 1.0; other names last, by name."""
+    found = re.match(r"(\d+(?:\.\d+)*)(.*)", name)
+    if found is None:
+        return (1, (), name)
+    return (0, tuple(int(p) for p in found.group(1).split(".")), found.group(2))

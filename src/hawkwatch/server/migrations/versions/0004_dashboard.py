@@ -1,4 +1,4 @@
-"""dashboard: browser logins, login failures, indexes for the pages
+"""dashboard: browser logins, login failures, per-day issue rollups, sessions.stalled, indexes
 
 Revision ID: 0004
 Revises: 0001
@@ -16,6 +16,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    from hawkwatch.server.rollups import STALLED_BACKFILL, backfill_statement
+
     op.create_table(
         "login_sessions",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -36,17 +38,37 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.create_index("login_failures_by_key", "login_failures", ["key", "time"])
-    op.create_index(
-        "occurrences_by_issue_release", "occurrences", ["issue_id", "release", "time", "session_id"]
+    op.create_table(
+        "issue_days",
+        sa.Column("issue_id", sa.Integer(), nullable=False),
+        sa.Column("release", sa.String(length=200), nullable=False),
+        sa.Column("day", sa.Integer(), nullable=False),
+        sa.Column("events", sa.Integer(), nullable=False),
+        sa.Column("sessions", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(["issue_id"], ["issues.id"]),
+        sa.PrimaryKeyConstraint("issue_id", "release", "day"),
     )
-    op.create_index("sessions_by_release", "sessions", ["project_id", "app_version", "launch_s"])
-    op.create_index("issues_by_project", "issues", ["project_id", "last_seen"])
+    with op.batch_alter_table("sessions") as batch:
+        batch.add_column(
+            sa.Column("stalled", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
+    op.create_index(
+        "sessions_by_release", "sessions",
+        ["project_id", "app_version", "launch_s", "exit_kind", "stalled"],
+    )  # fmt: skip
+    op.create_index("issues_by_project", "issues", ["project_id", "kind"])
+    # what is stored already: its rollups, and which sessions stalled
+    bind = op.get_bind()
+    bind.execute(sa.text(backfill_statement(bind.dialect.name)))
+    bind.execute(sa.text(STALLED_BACKFILL))
 
 
 def downgrade() -> None:
     op.drop_index("issues_by_project", table_name="issues")
     op.drop_index("sessions_by_release", table_name="sessions")
-    op.drop_index("occurrences_by_issue_release", table_name="occurrences")
+    with op.batch_alter_table("sessions") as batch:
+        batch.drop_column("stalled")
+    op.drop_table("issue_days")
     op.drop_index("login_failures_by_key", table_name="login_failures")
     op.drop_table("login_failures")
     op.drop_table("login_sessions")
