@@ -37,7 +37,7 @@ def bars(
         return Markup('<p class="muted">none</p>')
     top = max(value for _, value in items) or 1
     slot = width / len(items)
-    bar_w = max(1.0, slot * 0.8)
+    bar_w = min(48.0, max(1.0, slot * 0.8))
     chart = height - 18
     parts = [
         f'<svg class="bars" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '

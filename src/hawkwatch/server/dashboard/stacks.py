@@ -103,7 +103,7 @@ def session_crash(report: dict[str, Any] | None) -> StackView | None:
     if not crashes:
         return None
     crash = next((c for c in crashes if c.get("fatal")), crashes[-1])
-    threads = [Thread(f"{crash.get('thread') or 'thread'} (crashed)", True,
+    threads = [Thread(str(crash.get("thread") or "thread"), True,
                       _python_frames(crash.get("frames") or []))]  # fmt: skip
     threads.extend(
         Thread(str(other.get("name")), False, _python_frames(other.get("frames") or []))
