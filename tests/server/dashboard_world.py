@@ -87,17 +87,27 @@ def run_apps(home: Path) -> None:
     assert len(list_sessions(home / "sessions")) == len(APPS)
 
 
-def script_titled_crash(folder: Path) -> Path:
-    """A real ``.ips`` (the null-dereference fixture) whose exception message is markup and
-    whose threads have no frames: the grouping then titles the issue with that message."""
+def crash_report(folder: Path, message: str = SCRIPT_TITLE, *, when: float | None = None,
+                 name: str = "markup.ips") -> Path:  # fmt: skip
+    """A real ``.ips`` (the null-dereference fixture) whose exception message is ``message`` and
+    whose threads have no frames, so the grouping titles its issue with that message; ``when``
+    moves its capture time."""
     head, _, body = (FIXTURES / "ips" / "nullderef.ips").read_text().partition("\n")
-    document = json.loads(body)
-    document["exception"]["message"] = SCRIPT_TITLE
+    header, document = json.loads(head), json.loads(body)
+    document["exception"]["message"] = message
     for thread in document["threads"]:
         thread["frames"] = []
-    path = folder / "markup.ips"
-    path.write_text(head + "\n" + json.dumps(document))
+    if when is not None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S.00 +0000", time.gmtime(when))
+        header["timestamp"] = document["captureTime"] = stamp
+        header["incident_id"] = document["incident"] = f"{int(when)}-{name}"
+    path = folder / name
+    path.write_text(json.dumps(header) + "\n" + json.dumps(document))
     return path
+
+
+def script_titled_crash(folder: Path) -> Path:
+    return crash_report(folder)
 
 
 def upload_all(url: str, key: str, home: Path | None, artifacts: list[Path]) -> None:

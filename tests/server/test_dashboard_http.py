@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -15,7 +16,7 @@ from sqlalchemy import Engine
 
 from hawkwatch.server import admin
 from hawkwatch.server.app import ServerSettings, create_app
-from hawkwatch.server.dashboard import DashboardSettings
+from hawkwatch.server.dashboard import DashboardSettings, data
 from hawkwatch.server.dashboard.routes import SESSION_COOKIE, safe_next
 from hawkwatch.server.logins import LoginLimits
 from tests.server.dashboard_world import (
@@ -23,6 +24,7 @@ from tests.server.dashboard_world import (
     FIXTURES,
     PASSWORD,
     SCRIPT_TITLE,
+    crash_report,
     csrf_of,
     login,
     script_titled_crash,
@@ -183,3 +185,40 @@ def test_unknown_projects_issues_and_sessions_are_404(engine: Engine, client: ht
     assert client.get("/favicon.ico").content[:4] == b"\x00\x00\x01\x00"
     assert client.get("/static/dashboard.css").headers["content-type"].startswith("text/css")
     assert client.get("/static/../app.py").status_code == 404
+
+
+def test_the_issue_list_sorts_pages_and_filters_by_time(
+    engine: Engine, client: httpx.Client, url: str, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(data, "PER_PAGE", 4)
+    now = time.time()
+    names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]  # ~n days ago
+    reports = [crash_report(tmp_path, name, when=now - n * 86400 + 300, name=f"{name}.ips")
+               for n, name in enumerate(names)]  # fmt: skip
+    reports.append(crash_report(tmp_path, "delta", when=now - 3 * 86400 - 60, name="d2.ips"))
+    reports.append(crash_report(tmp_path, "zulu", when=now - 20 * 86400, name="zulu.ips"))
+    seed(engine, url, None, reports)
+    assert login(client).status_code == 303
+
+    def titles(query: str) -> list[str]:
+        page = client.get(f"/p/shop/issues?{query}")
+        assert page.status_code == 200
+        found = re.findall(r'class="title" href="[^"]+">([^<]+)</a>', page.text)
+        return [title.removeprefix("EXC_BAD_ACCESS (SIGSEGV): ") for title in found]
+
+    assert titles("")[0] == "delta"  # by events: the one seen twice first
+    assert titles("sort=title&dir=asc") == ["alpha", "bravo", "charlie", "delta"]
+    assert titles("sort=title&dir=asc&page=2") == ["echo", "foxtrot", "golf", "zulu"]
+    assert titles("sort=title&dir=desc") == ["zulu", "golf", "foxtrot", "echo"]
+    assert titles("sort=title&dir=asc&page=3") == []
+    assert titles("sort=last_seen&dir=desc")[:2] == ["alpha", "bravo"]
+    last_week = titles("range=7d&sort=title&dir=asc") + titles("range=7d&sort=title&dir=asc&page=2")
+    assert last_week == names
+    assert titles("range=24h&sort=title&dir=asc") == ["alpha", "bravo"]  # whole UTC days
+    page = client.get("/p/shop/issues?sort=title&dir=asc").text
+    assert "8 issues" in page and "page 1 of 2" in page
+    assert 'href="?sort=title&amp;dir=asc&amp;page=2"' in page
+    # the sparkline of "delta": two events three days ago, none since
+    spark = re.search(r'aria-label="(\d+) in the last 14 days"', client.get("/p/shop/issues").text)
+    assert spark is not None and spark.group(1) == "2"
