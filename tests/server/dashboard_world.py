@@ -37,12 +37,14 @@ SCRIPT_TITLE = '<script>alert("hawk")</script>'
 APPS = {  # file → (source, release)
     "stall.py": ("""
 import asyncio, time
+import hawkwatch
 
 def block_the_loop():
     time.sleep(0.8)
 
 async def handler():
     await asyncio.sleep(0.3)
+    hawkwatch.event("checkout started", {"cart": 3})
     block_the_loop()
     await asyncio.sleep(0.3)
 

@@ -117,6 +117,9 @@ def test_a_session_page_shows_the_session(page: WatchedPage, world: World) -> No
     p.goto(f"{world.url}/p/shop/issues?kind=stall")
     with p.expect_navigation():
         p.click("table.issues a.title")
+    assert "time.sleep(0.8)" in p.locator("pre.src").inner_text()  # the blocking line
+    crumbs = p.locator("section:has(h2:text('Breadcrumbs')) tbody").inner_text()
+    assert "checkout started" in crumbs and '{"cart":3}' in crumbs.replace(" ", "")
     with p.expect_navigation():
         p.click("a:has-text('session ')")
     assert re.search(r"/p/shop/sessions/\d+$", p.url)

@@ -22,7 +22,7 @@ from starlette.routing import BaseRoute, Route
 
 from hawkwatch.server import logins, queries
 from hawkwatch.server.dashboard import data, render
-from hawkwatch.server.dashboard.stacks import stack_view
+from hawkwatch.server.dashboard.stacks import problem_time, session_breadcrumbs, stack_view
 
 SESSION_COOKIE: Final = "hawkwatch_session"
 LOGIN_COOKIE: Final = "hawkwatch_login_csrf"
@@ -224,10 +224,16 @@ class Dashboard:
         event = found["event"]
         stacks = stack_view(issue_row["kind"], event, found["session_report"],
                             self.settings.source_roots)  # fmt: skip
+        crumbs = stacks.breadcrumbs if stacks is not None else []
+        if not crumbs and found["latest"]:
+            report = found["session_report"]
+            when = problem_time(issue_row["kind"], issue_row["culprit"], report,
+                                found["latest"][0]["time"])  # fmt: skip
+            crumbs = session_breadcrumbs(report, when)
         hours = [(time.strftime("%H", time.gmtime(t)), n) for t, n in found["by_hour"]]
         return render.page(
             "issue.html", login=who, project=project[1], found=found, issue=issue_row,
-            event=event, stacks=stacks, hours=hours,
+            event=event, stacks=stacks, hours=hours, breadcrumbs=crumbs,
         )  # fmt: skip
 
     async def session(self, request: Request, who: logins.Login) -> Response:

@@ -122,3 +122,27 @@ def stack_view(kind: str, event: dict[str, Any], report: dict[str, Any] | None,
     if kind in ("fatal-signal", "exception", "crash"):
         return session_crash(report)
     return None
+
+
+def session_breadcrumbs(report: dict[str, Any] | None, before: float) -> list[dict[str, Any]]:
+    """The last 20 events the session recorded up to ``before``: what led to a problem that
+    carries no breadcrumbs of its own (a stall, a slow request)."""
+    events = [e for e in (report or {}).get("events") or [] if (e.get("time") or 0) <= before]
+    return [
+        {"time": e.get("time"), "kind": "event",
+         "text": " ".join(str(p) for p in (e.get("name"), e.get("extra")) if p)}
+        for e in events[-20:]
+    ]  # fmt: skip
+
+
+def problem_time(kind: str, culprit: str | None, report: dict[str, Any] | None,
+                 recorded: float) -> float:  # fmt: skip
+    """When the problem happened in its session: a stall's end (its occurrence carries the
+    session's start; what the blocked step recorded counts), else the occurrence's time."""
+    stalls = ((report or {}).get("stalls") or {}).get("longest") or []
+    if kind == "stall":
+        times = [row["time"] + (row.get("duration_ms") or 0) / 1000 for row in stalls
+                 if row.get("frame") == culprit and row.get("time")]  # fmt: skip
+        if times:
+            return float(max(times))
+    return recorded
