@@ -223,6 +223,7 @@ def logged_in_client(base: str) -> httpx.Client:
 def pages(rng: random.Random, args: argparse.Namespace) -> dict[str, Callable[[], str]]:
     hot = list(range(1, 21))
     return {
+        "projects": lambda: "/",
         "issues list": lambda: "/p/bench/issues",
         "issues, release filter": lambda: f"/p/bench/issues?release={rng.choice(RELEASES)}",
         "issues, kind + 7 days": lambda: f"/p/bench/issues?kind={rng.choice(KINDS)[0]}&range=7d",

@@ -284,13 +284,14 @@ def dashboard_routes(engine: Engine, settings: DashboardSettings | None = None) 
     return Dashboard(engine, settings or DashboardSettings()).routes()
 
 
-def _session_view(report: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """The session view (``hawkwatch.web``) and the assets it loads; None when not installed."""
+def _session_view(report: dict[str, Any]) -> tuple[str | None, str]:
+    """The session view (``hawkwatch.web``) and the tags of the assets it loads; (None, "")
+    when that package is not installed."""
     try:
-        from hawkwatch.web.assets import ASSETS  # type: ignore[import-not-found,unused-ignore]
+        from hawkwatch.web.assets import asset_tags  # type: ignore[import-not-found,unused-ignore]
         from hawkwatch.web.session_view import (  # type: ignore[import-not-found,unused-ignore]
             render_session_view,
         )
     except ImportError:
-        return None, []
-    return str(render_session_view(report)), list(ASSETS)
+        return None, ""
+    return str(render_session_view(report)), str(asset_tags("/static/"))
