@@ -164,8 +164,9 @@ def issue_summary(engine: Engine, project: int, issue_id: int, *, hours: int = 4
     """The issue, its latest occurrences, and its counts by release and by hour (the last
     ``hours`` hours up to its last occurrence)."""
     with engine.connect() as db:
+        columns = [c for c in issues.c if c.name != "example"]  # read below only when needed
         row = db.execute(
-            select(issues).where(issues.c.id == issue_id).where(issues.c.project_id == project)
+            select(*columns).where(issues.c.id == issue_id).where(issues.c.project_id == project)
         ).first()
         if row is None:
             return None
@@ -175,11 +176,11 @@ def issue_summary(engine: Engine, project: int, issue_id: int, *, hours: int = 4
             .where(occurrences.c.issue_id == issue_id)
             .order_by(occurrences.c.time.desc()).limit(20)
         ).all()  # fmt: skip
-        event = row.example
-        if latest:  # the newest occurrence's document (only that one: crash documents are big)
-            event = db.execute(
-                select(occurrences.c.detail).where(occurrences.c.id == latest[0].id)
-            ).scalar()
+        # the newest occurrence's document (only that one: crash documents are big)
+        event = db.execute(
+            select(occurrences.c.detail).where(occurrences.c.id == latest[0].id)
+            if latest else select(issues.c.example).where(issues.c.id == issue_id)
+        ).scalar()  # fmt: skip
         by_release = db.execute(
             select(issue_days.c.release, func.sum(issue_days.c.events),
                    func.sum(issue_days.c.sessions))
