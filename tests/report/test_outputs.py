@@ -186,5 +186,5 @@ def test_text_output_to_a_file_is_what_the_stream_gets(tmp_path) -> None:
 
 
 def test_an_unknown_format_names_the_choices() -> None:
-    with pytest.raises(UsageError, match="unknown format 'html'; choose one of: console, json"):
-        output_for(small_report(), "html")
+    with pytest.raises(UsageError, match="unknown format 'pdf'; choose one of: console, json, html"):
+        output_for(small_report(), "pdf")
