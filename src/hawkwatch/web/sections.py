@@ -100,6 +100,7 @@ def crashes(data: Sequence[Mapping[str, Any]]) -> str:
 def _crash(crash: Mapping[str, Any]) -> str:
     title = crash.get("title") or f"{crash.get('type')}: {crash.get('message')}"
     head = tag("h4", esc(title))
+    head += tag("pre", esc(f"{crash.get('type')}: {crash.get('message')}"), class_="hw-message")
     head += tag("p", esc(
         f"{crash.get('kind')} on {crash.get('thread')} at {offset(crash.get('offset_s'))}"
         f"{' (fatal)' if crash.get('fatal') else ''}; fingerprint {crash.get('fingerprint')}"
