@@ -10,13 +10,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
+import hawkwatch
 from tests.pages import WatchedPage
 from tests.web.session_app import HOSTILE
 
 HAWKWATCH = Path(sys.executable).with_name("hawkwatch")
 APP = Path(__file__).with_name("session_app.py")
+SCHEMAS = Path(hawkwatch.__file__).parent / "report" / "schemas"
 
 
 def hawkwatch(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -64,6 +67,8 @@ def figure(page: WatchedPage, name: str) -> str:
 
 def test_the_session_filled_every_view(recorded) -> None:
     report = recorded["json"]
+    schema = SCHEMAS / "hawkwatch-report.schema.json"
+    jsonschema.validate(report, json.loads(schema.read_text()))
     assert report["stalls"]["count"] >= 1
     assert report["network"]["total"] == 1
     assert report["network"]["requests"][0]["status"] == 200
