@@ -196,6 +196,17 @@ def memory(data: Mapping[str, Any] | None) -> str:
         ]  # fmt: skip
         body += tag("h4", "Growing types") + table(
             ["type", "instances", "growth", "held by"], rows, class_="hw-table")
+    stacks = data.get("top_stacks") or []
+    if stacks:
+        rows = [[_mem_frames(s.get("frames") or []), size(s.get("bytes")), f"{s.get('count', 0):,}"]
+                for s in stacks[:10]]  # fmt: skip
+        body += tag("h4", "Largest live allocations (tracemalloc)") + table(
+            ["allocated at", "bytes", "blocks"], rows, class_="hw-table")
+    rss = data.get("rss") or {}
+    if rss.get("peak_bytes") is not None:
+        said = (f"Resident memory: {size(rss.get('first_bytes'))} first, "
+                f"{size(rss.get('last_bytes'))} last, {size(rss.get('peak_bytes'))} peak.")
+        body = tag("p", esc(said), class_="hw-note") + body
     return section("Memory", body or empty("No memory findings."), "memory")
 
 
