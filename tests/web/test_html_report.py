@@ -148,3 +148,23 @@ def test_hostile_names_render_as_text(recorded, page) -> None:
     crash = page.page.inner_text("[data-hw-part='crashes']")
     assert HOSTILE in crash
     assert page.errors == []
+
+
+def test_hovering_the_timeline_reads_the_series_value_at_that_moment(recorded, page) -> None:
+    timeline = recorded["json"]["timeline"]
+    footprint = next(s for s in timeline["series"] if s["collection"] == "r-mem")
+    assert len(footprint["offsets_s"]) >= 2
+    moment = (footprint["offsets_s"][-2] + footprint["offsets_s"][-1]) / 2
+    opened(page, recorded["html"])
+    svg = page.page.locator("svg[data-hw-drawn='timeline']")
+    box = svg.bounding_box()
+    assert box is not None
+    label_w, plot = 150, box["width"] - 150 - 10
+    x = label_w + moment / timeline["duration_s"] * plot
+
+    page.page.mouse.move(box["x"] + x, box["y"] + 20)
+
+    readouts = page.page.locator("svg[data-hw-drawn='timeline'] .hw-readout").all_text_contents()
+    shown = f"{footprint['values'][-2]:.2f}".rstrip("0").rstrip(".")  # as JS prints it
+    assert f"{shown} MB" in readouts
+    assert page.errors == []

@@ -101,11 +101,7 @@
       series = series.filter(function (s) { return s.collection !== "mem"; });
     }
     series.forEach(function (s) { lanes.push({ kind: "series", series: s, height: 54 }); });
-    lanes.push({ kind: "bars", name: "stalls", items: timeline.stalls || [], color: COLORS.stall,
-      total: timeline.stalls_total, label: function (m) {
-        return "stall " + ms(m.duration_ms) + (m.thread ? " on " + m.thread : "") +
-          (m.frame ? "\n" + m.frame : "");
-      } });
+    stallLanes(timeline).forEach(function (lane) { lanes.push(lane); });
     lanes.push({ kind: "bars", name: "GC pauses", items: timeline.gc_pauses || [],
       color: COLORS.gc, total: timeline.gc_pauses_total, label: function (m) {
         return "gen " + m.generation + " GC pause " + ms(m.duration_ms);
@@ -128,8 +124,10 @@
     var y = 6;
     lanes.forEach(function (lane) {
       var h = lane.height || 26;
-      var g = el("g", { "class": "hw-lane", "data-lane": lane.name || lane.series.collection },
-        svg);
+      lane.y = y;
+      var g = el("g", { "class": "hw-lane",
+        "data-lane": lane.lane || lane.name || lane.series.collection }, svg);
+      if (lane.thread) { g.setAttribute("data-thread", lane.thread); }
       el("rect", { x: LABEL_W, y: y, width: plot, height: h, "class": "hw-lane-bg" }, g);
       if (lane.kind === "series") {
         drawSeries(g, lane.series, scale, y, h, duration);
@@ -159,6 +157,83 @@
         "exit at +" + timeline.exit_offset_s.toFixed(3) + " s");
     }
     axis(svg, LABEL_W, plot, y, duration);
+    crosshair(svg, lanes, plot, duration, 2, y);
+  }
+
+  /* One lane per thread that stalled ("threads with stalls"); one empty lane when none did. */
+  function stallLanes(timeline) {
+    var stalls = timeline.stalls || [];
+    var byThread = {};
+    var order = [];
+    stalls.forEach(function (m) {
+      var thread = m.thread || "?";
+      if (!byThread[thread]) { byThread[thread] = []; order.push(thread); }
+      byThread[thread].push(m);
+    });
+    var label = function (m) {
+      return "stall " + ms(m.duration_ms) + (m.thread ? " on " + m.thread : "") +
+        (m.frame ? "\n" + m.frame : "");
+    };
+    if (!order.length) {
+      return [{ kind: "bars", name: "stalls", items: [], color: COLORS.stall, total: 0,
+        label: label }];
+    }
+    return order.map(function (thread) {
+      return { kind: "bars", name: "stalls · " + thread, lane: "stalls", thread: thread,
+        items: byThread[thread], color: COLORS.stall, label: label,
+        total: order.length === 1 ? timeline.stalls_total : byThread[thread].length };
+    });
+  }
+
+  /* A crosshair following the pointer, with each series' value at that moment. */
+  function crosshair(svg, lanes, plot, duration, top, bottom) {
+    var line = el("line", { x1: 0, x2: 0, y1: top, y2: bottom, "class": "hw-crosshair",
+      visibility: "hidden" }, svg);
+    var readouts = lanes.filter(function (l) { return l.kind === "series"; }).map(function (l) {
+      return { lane: l, node: text(svg, 0, l.y + 12, "", "hw-readout") };
+    });
+    var clock = text(svg, 0, top + 10, "", "hw-readout");
+    svg.addEventListener("mousemove", function (event) {
+      var box = svg.getBoundingClientRect();
+      var x = event.clientX - box.left;
+      if (x < LABEL_W || x > LABEL_W + plot) { return hide(); }
+      var t = ((x - LABEL_W) / plot) * duration;
+      line.setAttribute("x1", x);
+      line.setAttribute("x2", x);
+      line.setAttribute("visibility", "visible");
+      var anchor = x > LABEL_W + plot - 120 ? "end" : "start";
+      var dx = anchor === "end" ? -4 : 4;
+      readouts.forEach(function (r) {
+        var value = valueAt(r.lane.series, t);
+        r.node.textContent = value === null ? "" :
+          (Math.round(value * 100) / 100) + " " + r.lane.series.unit;
+        r.node.setAttribute("x", x + dx);
+        r.node.setAttribute("text-anchor", anchor);
+      });
+      clock.textContent = "+" + t.toFixed(3) + " s";
+      clock.setAttribute("x", x + dx);
+      clock.setAttribute("y", bottom - 4);
+      clock.setAttribute("text-anchor", anchor);
+    });
+    function hide() {
+      line.setAttribute("visibility", "hidden");
+      readouts.forEach(function (r) { r.node.textContent = ""; });
+      clock.textContent = "";
+    }
+    svg.addEventListener("mouseleave", hide);
+  }
+
+  /* The value a step series holds at ``t`` (null before its first sample). */
+  function valueAt(series, t) {
+    var offsets = series.offsets_s;
+    var low = 0;
+    var high = offsets.length - 1;
+    if (!offsets.length || t < offsets[0]) { return null; }
+    while (low < high) {
+      var mid = (low + high + 1) >> 1;
+      if (offsets[mid] <= t) { low = mid; } else { high = mid - 1; }
+    }
+    return series.values[low];
   }
 
   function drawSeries(g, s, scale, y, h, duration) {
