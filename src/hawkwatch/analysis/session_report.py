@@ -124,6 +124,7 @@ def build_session_report(
     read_line: ReadLine | None = None,
     cpu: CpuSummary | None = None,
     profile: CallTree | None = None,
+    profile_source: str = "",
     transactions: Sequence[NetworkTransaction] | None = None,
 ) -> SessionReport:
     """Summarise one session.
@@ -136,8 +137,8 @@ def build_session_report(
     ``cpu`` (from ``analysis.cpu_report``, built by the caller who can read side files) is
     passed through. The memory section comes from the memory monitor's records.
     ``profile`` is the CPU call tree the flame graph draws (default: the profiler windows stored
-    in the records themselves); ``transactions`` the HTTP requests of the waterfall (default:
-    the ``network-transaction`` records).
+    in the records themselves), ``profile_source`` says where it came from; ``transactions``
+    are the HTTP requests of the waterfall (default: the ``network-transaction`` records).
     """
     all_records = list(records)
     memory: MemoryReport | None = build_memory_report(all_records)
@@ -197,7 +198,7 @@ def build_session_report(
     if transactions is None:
         transactions = decoded.of(NetworkTransaction)
     if profile is None:
-        profile = _inline_profile(decoded.of(CpuProfile), name)
+        profile, profile_source = _inline_profile(decoded.of(CpuProfile), name)
     timeline = None
     if start is not None and end is not None:
         timeline = build_timeline(
@@ -246,15 +247,19 @@ def build_session_report(
         crashes=tuple(crashes[:max_rows]),
         memory=memory,
         timeline=timeline,
-        flame=build_flame(profile) if profile is not None else None,
+        flame=build_flame(profile, profile_source) if profile is not None else None,
         network=build_waterfall(transactions, start) if start is not None else None,
     )
 
 
-def _inline_profile(windows: list[CpuProfile], name: str) -> CallTree | None:
+def _inline_profile(windows: list[CpuProfile], name: str) -> tuple[CallTree | None, str]:
     """The cpu call tree of the profiler windows stored inline (side files need the folder)."""
     profiles = [window.to_profile() for window in windows if window.file is None]
-    return build_profile_tree(profiles, "cpu", name=name) if profiles else None
+    if not profiles:
+        return None, ""
+    count = len(profiles)
+    said = f"{count} profiler window{'' if count == 1 else 's'} stored in the records"
+    return build_profile_tree(profiles, "cpu", name=name), said
 
 
 def findings_of(rejected: Iterable[Rejected]) -> tuple[Finding, ...]:

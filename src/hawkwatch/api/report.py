@@ -19,6 +19,7 @@ def session_report(session: Session) -> SessionReport:
     Stall groups show their blocking line's source text when the file is readable here; the
     flame graph draws the session's CPU profile and the waterfall its HTTP requests.
     """
+    tree, source = _profile_tree(session)
     return build_session_report(
         session.records,
         session.metadata,
@@ -27,19 +28,22 @@ def session_report(session: Session) -> SessionReport:
         skipped_lines=len(session.skipped),
         read_line=linecache.getline,
         cpu=cpu_summary(session),
-        profile=_profile_tree(session),
+        profile=tree,
+        profile_source=source,
         transactions=session_transactions(session.path, session.records).value,
     )
 
 
-def _profile_tree(session: Session) -> CallTree | None:
-    """The CPU call tree the flame graph draws (profiler windows, else high-load episodes)."""
+def _profile_tree(session: Session) -> tuple[CallTree | None, str]:
+    """The CPU call tree the flame graph draws (profiler windows, else high-load episodes) and
+    where it came from."""
     from hawkwatch.api.profile import NoProfileError, profile
 
     try:
-        return profile(session).tree
+        found = profile(session)
     except NoProfileError:
-        return None
+        return None, ""
+    return found.tree, found.source
 
 
 def cpu_summary(session: Session) -> CpuSummary | None:

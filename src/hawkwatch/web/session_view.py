@@ -136,8 +136,9 @@ def _flame_note(flame: Mapping[str, Any] | None) -> str:
     sampler = f" by the {flame['sampler']} sampler" if flame.get("sampler") else ""
     pruned = flame.get("pruned", 0)
     left = f"; {pruned:,} small subtrees left out" if pruned else ""
+    source = f" from {flame['source']}" if flame.get("source") else ""
     return (
-        f"{flame.get('total', 0):,} {flame.get('mode', 'cpu')} samples{sampler}{left}. "
+        f"{flame.get('total', 0):,} {flame.get('mode', 'cpu')} samples{sampler}{source}{left}. "
         "Click a frame to zoom into it."
     )
 
