@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
-from hawkwatch.web.assets import asset_files
+from hawkwatch.web.assets import asset_files, asset_tags
 from hawkwatch.web.session_view import render_session_view
 from hawkwatch.web.standalone import render_standalone_html
 
+KINDS = {"css": "text/css", "js": "text/javascript"}
 HOSTILE = "</script><script>document.title='pwned'</script>\"'<b>&amp;"
 
 
@@ -141,3 +144,51 @@ def test_hand_built_hostile_report_draws_as_text_in_a_browser(page, tmp_path) ->
     assert any(HOSTILE in mark for mark in marks)
     rows = page.page.locator("svg[data-hw-drawn='network'] g.hw-failed").count()
     assert rows == 1
+
+
+class _Page(BaseHTTPRequestHandler):
+    """A dashboard-like page: the fragment in a page of its own, the assets under /static/,
+    and a Content Security Policy that allows no inline script or style."""
+
+    routes: ClassVar[dict[str, tuple[str, bytes]]] = {}
+
+    def do_GET(self) -> None:
+        found = self.routes.get(self.path)
+        self.send_response(200 if found else 404)
+        kind, body = found or ("text/plain", b"not found")
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Security-Policy", "default-src 'self'; img-src data:")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_fragment_works_in_a_served_page_under_a_strict_policy(page) -> None:
+    fragment = render_session_view(hostile_report())
+    head = f'<meta charset="utf-8"><link rel="icon" href="data:,"><title>d</title>{asset_tags()}'
+    html = f"<!doctype html><html><head>{head}</head><body>{fragment}</body></html>"
+    _Page.routes = {
+        "/session": ("text/html; charset=utf-8", html.encode()),
+        **{f"/static/{name}": (KINDS[name.rsplit('.', 1)[1]], body)
+           for name, body in asset_files().items()},
+    }  # fmt: skip
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        page.page.goto(f"{origin}/session")
+        page.page.wait_for_selector("[data-hw-session][data-hw-ready='1']")
+        for view in ("timeline", "flame", "network", "launch"):
+            box = page.page.locator(f"svg[data-hw-drawn='{view}']").bounding_box()
+            assert box is not None and box["width"] > 300, view
+        assert page.errors == []  # a policy violation would be a console error
+        assert page.foreign_requests(origin) == []
+        assert sorted(page.requests) == sorted(
+            [f"{origin}/session", f"{origin}/static/session.css", f"{origin}/static/session.js"]
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
