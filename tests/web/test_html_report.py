@@ -52,6 +52,21 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"home": home, "json": json.loads(report.stdout), "html": target}
 
 
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The demo's asyncio service (``scripts/demo.sh`` step 2), run the way the demo runs it."""
+    home = tmp_path_factory.mktemp("demo-home")
+    app = Path(__file__).parents[2] / "examples" / "stall_demo.py"
+    run = hawkwatch(home, "run", "--app-name", "stall-demo", "--profile", "--",
+                    sys.executable, str(app))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = hawkwatch(home, "report", "--json")
+    target = home / "stall-demo-report.html"
+    written = hawkwatch(home, "report", "--format", "html", "-o", str(target))
+    assert written.returncode == 0, written.stderr
+    return {"json": json.loads(report.stdout), "html": target}
+
+
 def opened(page: WatchedPage, path: Path) -> WatchedPage:
     page.page.set_viewport_size({"width": 1200, "height": 900})
     page.page.goto(path.as_uri())
@@ -95,6 +110,27 @@ def test_report_opens_offline_without_errors_and_draws_every_view(recorded, page
     assert marks.count() == len(recorded["json"]["timeline"]["stalls"])
     phases = page.page.locator("svg[data-hw-drawn='network'] rect.hw-phase")
     assert phases.count() >= 2  # dns/connect/send/ttfb/receive that were non-zero
+
+
+def test_the_demos_report_opens_offline_and_shows_the_numbers_of_report_json(demo, page) -> None:
+    report = demo["json"]
+    opened(page, demo["html"])
+
+    assert page.requests == [demo["html"].as_uri()]
+    assert page.errors == []
+    assert report["stalls"]["count"] >= 3  # the demo's three blocking handlers
+    assert int(figure(page, "stall-count")) == report["stalls"]["count"]
+    assert float(figure(page, "stall-max-ms")) == report["stalls"]["max_ms"]
+    assert figure(page, "exit-kind") == report["exit"]["kind"] == "clean"
+    footprint = next(s for s in report["resources"] if s["collection"] == "r-mem")
+    assert float(figure(page, "peak-memory-mb")) == footprint["max"]
+    groups = page.page.locator("[data-hw-part='stalls'] tbody tr").count()
+    assert groups == len(report["stalls"]["groups"])
+    for view in ("timeline", "launch"):
+        box = page.page.locator(f"svg[data-hw-drawn='{view}']").bounding_box()
+        assert box is not None and box["width"] > 300 and box["height"] > 20, view
+    if report["flame"] is not None:  # the sampler may see no CPU in a short busy run
+        assert page.page.locator("svg[data-hw-drawn='flame'] g.hw-frame").count() >= 1
 
 
 def test_report_shows_the_numbers_of_report_json(recorded, page) -> None:
