@@ -110,6 +110,10 @@ def test_report_opens_offline_without_errors_and_draws_every_view(recorded, page
     assert marks.count() == len(recorded["json"]["timeline"]["stalls"])
     phases = page.page.locator("svg[data-hw-drawn='network'] rect.hw-phase")
     assert phases.count() >= 2  # dns/connect/send/ttfb/receive that were non-zero
+    assert page.page.locator("details.hw-stall[open]").count() == 0
+    marks.first.click()  # a stall on the timeline opens its blocking stack
+    opened_stack = page.page.locator("details.hw-stall[open] li.hw-blocking")
+    assert HOSTILE in opened_stack.inner_text()
 
 
 def test_the_demos_report_opens_offline_and_shows_the_numbers_of_report_json(demo, page) -> None:

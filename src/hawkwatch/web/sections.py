@@ -88,7 +88,8 @@ def _stall(mark: Mapping[str, Any]) -> str:
     )
     stack_html = tag("ol", frames, class_="hw-stack") if frames else empty("No stack recorded.")
     return tag("details", tag("summary", esc(summary)) + stack_html, class_="hw-stall",
-               data_duration_ms=mark.get("duration_ms"))  # fmt: skip
+               data_duration_ms=mark.get("duration_ms"),
+               data_offset_s=mark.get("offset_s"))  # fmt: skip
 
 
 def crashes(data: Sequence[Mapping[str, Any]]) -> str:

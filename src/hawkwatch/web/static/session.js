@@ -147,6 +147,7 @@
               g);
           }
           tip(mark, "+" + m.offset_s.toFixed(3) + " s  " + lane.label(m));
+          if (lane.lane === "stalls") { linkStall(box, mark, m); }
         });
       }
       y += h + 6;
@@ -158,6 +159,24 @@
     }
     axis(svg, LABEL_W, plot, y, duration);
     crosshair(svg, lanes, plot, duration, 2, y);
+  }
+
+  /* Clicking a stall on the timeline opens its blocking stack below. */
+  function linkStall(box, mark, stall) {
+    mark.setAttribute("class", "hw-mark hw-link");
+    mark.addEventListener("click", function () {
+      var root = box.closest("[data-hw-session]");
+      var found = null;
+      if (root) {
+        root.querySelectorAll("details.hw-stall").forEach(function (details) {
+          if (Number(details.getAttribute("data-offset-s")) === stall.offset_s) { found = details; }
+        });
+      }
+      if (found) {
+        found.open = true;
+        found.scrollIntoView({ block: "center" });
+      }
+    });
   }
 
   /* One lane per thread that stalled ("threads with stalls"); one empty lane when none did. */
