@@ -12,6 +12,8 @@ from typing import Any
 from hawkwatch.web._html import esc, ms, num, offset, size, table, tag
 
 _MAX_ROWS = 50
+#: Stalls listed with their stacks (all of them are on the timeline, up to its own cap).
+_MAX_STALLS = 20
 
 
 def section(title: str, body: str, name: str) -> str:
@@ -69,8 +71,11 @@ def stalls(data: Mapping[str, Any] | None, marks: Sequence[Mapping[str, Any]] | 
     body = tag("p", esc(said), class_="hw-note")
     body += table(["blocking frame", "loop", "stalls", "total", "longest"], groups,
                   class_="hw-table")  # fmt: skip
-    items = sorted(marks or [], key=lambda m: -(m.get("duration_ms") or 0))[:_MAX_ROWS]
-    body += "".join(_stall(mark) for mark in items)
+    items = sorted(marks or [], key=lambda m: -(m.get("duration_ms") or 0))[:_MAX_STALLS]
+    if items:
+        body += tag("h4", esc(f"The {len(items)} longest, with their blocking stacks"
+                              if len(items) > 1 else "With its blocking stack"))  # fmt: skip
+        body += "".join(_stall(mark) for mark in items)
     return section("Stalls", body, "stalls")
 
 

@@ -349,8 +349,8 @@
     var focusCount = this.count(this.focus);
     var maxDepth = ancestors.length - 1;
     var queue = [{ node: this.focus, depth: ancestors.length - 1, x: 0, w: width }];
-    while (queue.length) {
-      var item = queue.shift();
+    for (var q = 0; q < queue.length; q++) {
+      var item = queue[q];
       var x = item.x;
       this.kids(item.node).forEach(function (child) {
         var w = (self.count(child) / focusCount) * width;
