@@ -6,7 +6,7 @@ import os
 import pty
 import subprocess
 
-from tests.cli.test_report_cli import HAWKWATCH, hawkwatch, make_session
+from tests.cli.test_report_cli import HAWKWATCH, hawkwatch, make_session, write_mthawkeye_folder
 
 
 def test_html_to_a_file_says_where_and_holds_the_session(home) -> None:
@@ -67,3 +67,23 @@ def test_a_missing_session_is_one_line_and_writes_nothing(home) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
     assert "nosuch" in result.stderr and "Traceback" not in result.stderr
     assert not target.exists()
+
+
+def test_an_mthawkeye_folder_from_an_iphone_renders_too(home, page) -> None:
+    folder = write_mthawkeye_folder(home / "ios-session")
+    target = home / "ios.html"
+
+    result = hawkwatch(home, "report", str(folder), "--format", "html", "-o", str(target))
+
+    assert result.returncode == 0, result.stderr
+    page.page.goto(target.as_uri())
+    page.page.wait_for_selector("[data-hw-session][data-hw-ready='1']")
+    assert page.errors == []
+    assert page.requests == [target.as_uri()]
+    lanes = page.page.locator("svg[data-hw-drawn='timeline'] g.hw-lane").evaluate_all(
+        "gs => gs.map(g => g.getAttribute('data-lane'))"
+    )
+    assert {"r-mem", "cpu", "fps", "stalls"} <= set(lanes)
+    assert page.page.get_attribute("[data-hw-figure='stall-count']", "data-value") == "1"
+    launch = page.page.locator("svg[data-hw-drawn='launch'] rect.hw-mark").count()
+    assert launch >= 5  # MTHawkeye's launch phases
