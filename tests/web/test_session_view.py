@@ -192,3 +192,23 @@ def test_fragment_works_in_a_served_page_under_a_strict_policy(page) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_flame_search_highlights_and_keyboard_zooms(page, tmp_path) -> None:
+    target = tmp_path / "flame.html"
+    target.write_text(render_standalone_html(hostile_report(), "flame"), encoding="utf-8")
+    page.page.goto(target.as_uri())
+    page.page.wait_for_selector("[data-hw-session][data-hw-ready='1']")
+
+    page.page.fill("input.hw-search", "OTHER")
+
+    matched = page.page.locator("svg[data-hw-drawn='flame'] g.hw-match title")
+    assert matched.all_text_contents() == ["other (/app/main.py:9)\n3 samples, 30.0 %"]
+    assert page.page.locator("svg[data-hw-drawn='flame'] g.hw-dim").count() == 3  # all, 2 more
+    other = page.page.locator("svg[data-hw-drawn='flame'] g.hw-frame[data-node='2']")
+    narrow = float(other.locator("rect").get_attribute("width") or 0)
+    other.focus()
+    page.page.keyboard.press("Enter")
+    zoomed = page.page.locator("svg[data-hw-drawn='flame'] g.hw-frame[data-node='2'] rect")
+    assert float(zoomed.get_attribute("width") or 0) > narrow * 2
+    assert page.errors == []

@@ -108,7 +108,13 @@ def _figures(report: Mapping[str, Any]) -> str:
 
 
 def _view(title: str, name: str, note: str, *, reset: bool = False) -> str:
-    tools = tag("button", "Reset zoom", type="button", class_="hw-reset") if reset else ""
+    tools = ""
+    if reset:  # the flame graph's zoom and search
+        tools = tag("button", "Reset zoom", type="button", class_="hw-reset")
+        tools += (
+            '<input type="search" class="hw-search" placeholder="highlight frames…" '
+            'aria-label="highlight frames whose name contains">'
+        )
     body = tag("h3", esc(title) + tools) + tag("p", esc(note), class_="hw-note")
     body += tag("div", "", class_="hw-canvas", data_hw_view=name)
     return tag("section", body, class_=f"hw-view hw-{name}")

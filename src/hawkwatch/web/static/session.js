@@ -302,10 +302,11 @@
   }
 
   /* ---- flame graph ---- */
-  function FlameGraph(box, flame, button) {
+  function FlameGraph(box, flame, button, search) {
     this.box = box;
     this.flame = flame;
     this.focus = -1;
+    this.query = "";
     var count = flame.nodes.length;
     this.children = [];
     this.roots = [];
@@ -316,6 +317,12 @@
     }
     var self = this;
     if (button) { button.addEventListener("click", function () { self.zoom(-1); }); }
+    if (search) {
+      search.addEventListener("input", function () {
+        self.query = search.value.trim().toLowerCase();
+        self.draw();
+      });
+    }
   }
 
   FlameGraph.prototype.count = function (i) {
@@ -366,19 +373,29 @@
     var svg = el("svg", { width: width, height: (maxDepth + 1) * rowH + 2, "class": "hw-svg",
       "data-hw-drawn": "flame", "data-focus": this.focus }, box);
     rows.forEach(function (r) {
-      var g = el("g", { "class": "hw-frame" + (r.node === self.focus ? " hw-focus" : ""),
-        "data-node": r.node, transform: "translate(" + r.x + "," + r.depth * rowH + ")" }, svg);
+      var name = self.label(r.node);
+      var cls = "hw-frame" + (r.node === self.focus ? " hw-focus" : "");
+      if (self.query) {
+        cls += name.toLowerCase().indexOf(self.query) >= 0 ? " hw-match" : " hw-dim";
+      }
+      var g = el("g", { "class": cls, "data-node": r.node, tabindex: 0, role: "button",
+        transform: "translate(" + r.x + "," + r.depth * rowH + ")" }, svg);
       var share = (100 * self.count(r.node) / self.flame.total).toFixed(1);
       el("rect", { width: Math.max(r.w - 1, 0.5), height: rowH - 1, fill: flameColor(self
         .label(r.node)), rx: 2 }, g);
       var chars = Math.floor((r.w - 6) / 6.5);
       if (chars >= 3) {
-        var name = self.label(r.node);
         text(g, 3, 13, name.length > chars ? name.slice(0, chars - 1) + "…" : name,
           "hw-frame-label");
       }
       tip(g, self.label(r.node) + "\n" + self.count(r.node) + " samples, " + share + " %");
       g.addEventListener("click", function () { self.zoom(r.node); });
+      g.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          self.zoom(r.node);
+        }
+      });
     });
   };
 
@@ -475,7 +492,8 @@
     };
     var flame = null;
     if (views.flame && data.flame && data.flame.nodes && data.flame.nodes.length) {
-      flame = new FlameGraph(views.flame, data.flame, root.querySelector(".hw-reset"));
+      flame = new FlameGraph(views.flame, data.flame, root.querySelector(".hw-reset"),
+        root.querySelector(".hw-search"));
     }
     draw();
     var pending = null;
