@@ -10,7 +10,7 @@
     "r-mem": "#3b7dd8", mem: "#6c9be0", "avl-mem": "#9bb7e0", cpu: "#d8843b",
     "threads-count": "#7a5bc7", fps: "#3bb08f", "gl-fps": "#5bc7a8",
     stall: "#d83b3b", gc: "#8f8f3b", span: "#3ba6b0", event: "#555", crash: "#b00020",
-    dns: "#7fb3d5", connect: "#f0b27a", tls: "#c39bd3", send: "#a9dfbf", ttfb: "#5dade2",
+    dns: "#aed6f1", connect: "#f0b27a", tls: "#c39bd3", send: "#a9dfbf", ttfb: "#2e86c1",
     receive: "#48c9b0", total: "#aab7b8"
   };
   var TIMELINE_SERIES = ["r-mem", "mem", "cpu", "threads-count", "fps"];
@@ -298,7 +298,7 @@
       if (w > 60) { text(svg, x + 3, 20, p.label, "hw-bar-label"); }
     });
     text(svg, LABEL_W, 42, "0", "hw-tick-left");
-    text(svg, LABEL_W + plot, 42, ms(total), "hw-tick");
+    text(svg, LABEL_W + plot, 42, ms(total), "hw-tick-end");
   }
 
   /* ---- flame graph ---- */
@@ -466,7 +466,7 @@
       text(svg, lx + 13, ly, p, "hw-tick-left");
       lx += 75;
     });
-    text(svg, labelW + plot, ly + 18, "+" + span.toFixed(3) + " s", "hw-tick");
+    text(svg, labelW + plot, ly + 18, "+" + span.toFixed(3) + " s", "hw-tick-end");
   }
 
   /* ---- wiring ---- */
