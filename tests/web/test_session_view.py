@@ -102,7 +102,7 @@ def test_figures_carry_the_reports_values() -> None:
 def test_a_report_with_no_sections_still_renders_every_part() -> None:
     fragment = render_session_view({"session": {"name": "bare"}})
 
-    for part in ("launch", "stalls", "crashes", "io", "memory", "exit", "timings"):
+    for part in ("launch", "cpu", "stalls", "crashes", "io", "memory", "exit", "timings"):
         assert f'data-hw-part="{part}"' in fragment
     assert "No stalls" in fragment
     assert 'data-hw-figure="exit-kind" data-value=""' in fragment

@@ -76,3 +76,8 @@ def size(value: float | None) -> str:
 def offset(value: float | None) -> str:
     """Seconds since the session start: ``+1.234 s``."""
     return "–" if value is None else f"+{value:,.3f} s"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 window``, ``3 windows`` (``noun`` takes an ``s``)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"

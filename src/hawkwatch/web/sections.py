@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hawkwatch.web._html import esc, ms, num, offset, size, table, tag
+from hawkwatch.web._html import count, esc, ms, num, offset, size, table, tag
 
 _MAX_ROWS = 50
 #: Stalls listed with their stacks (all of them are on the timeline, up to its own cap).
@@ -48,11 +48,50 @@ def launch(data: Mapping[str, Any] | None) -> str:
     return section("Launch", body, "launch")
 
 
+def cpu(data: Mapping[str, Any] | None) -> str:
+    """The costliest frames of the profile and the high-load episodes (under the flame graph)."""
+    if not data:
+        return section("CPU", empty("No CPU profile or high-load episode."), "cpu")
+    body = ""
+    profiler = data.get("profiler") or {}
+    if profiler:
+        said = (f"{count(profiler.get('windows', 0), 'profiler window')}, "
+                f"{count(profiler.get('samples', 0), 'sample')} at "
+                f"{num(profiler.get('rate_hz'))} Hz over {num(profiler.get('duration_s'))} s; "
+                "the sampler's own cost "
+                f"{num(profiler.get('cost_percent'), 2)} % of a core.")  # fmt: skip
+        body += tag("p", esc(said), class_="hw-note")
+        body += _cpu_frames(profiler.get("top_frames") or [])
+    episodes = data.get("episodes") or []
+    if episodes:
+        rows = [[offset(e.get("offset_s")), ms((e.get("lasting_s") or 0) * 1000),
+                 f"{num(e.get('average_percent'))} %", f"{e.get('samples', 0):,}",
+                 "<br>".join(f"<code>{esc(f.get('frame'))}</code> {num(f.get('self_percent'))} %"
+                             for f in e.get("top_frames") or []),
+                 esc(", ".join(e.get("threads") or []))]
+                for e in episodes]  # fmt: skip
+        total = data.get("episodes_total", len(episodes))
+        body += tag("h4", esc(f"High-load episodes ({total:,})")) + table(
+            ["at", "lasting", "CPU", "samples", "costliest frames", "threads"], rows,
+            class_="hw-table")  # fmt: skip
+    return section("CPU", body or empty("No CPU profile or high-load episode."), "cpu")
+
+
+def _cpu_frames(frames: Sequence[Mapping[str, Any]]) -> str:
+    if not frames:
+        return ""
+    rows = [[f"<code>{esc(f.get('frame'))}</code>", f"{num(f.get('self_percent'))} %",
+             f"{num(f.get('self_low_percent'))}–{num(f.get('self_high_percent'))} %",
+             f"{num(f.get('total_percent'))} %"] for f in frames]  # fmt: skip
+    return tag("h4", "Costliest frames") + table(
+        ["frame", "self", "self, 95 % interval", "total"], rows, class_="hw-table")
+
+
 def stalls(data: Mapping[str, Any] | None, marks: Sequence[Mapping[str, Any]] | None) -> str:
     if not data:
         return section("Stalls", empty("No stalls: the watched loops never blocked."), "stalls")
     said = (
-        f"{data.get('count', 0):,} stalls, {ms(data.get('total_ms'))} in all; "
+        f"{count(data.get('count', 0), 'stall')}, {ms(data.get('total_ms'))} in all; "
         f"p50 {ms(data.get('p50_ms'))}, p95 {ms(data.get('p95_ms'))}, "
         f"longest {ms(data.get('max_ms'))}."
     )
@@ -271,10 +310,17 @@ def timings(report: Mapping[str, Any]) -> str:
         rows = [[offset(e.get("offset_s")), esc(e.get("name")), esc(e.get("extra") or "")]
                 for e in events]  # fmt: skip
         body += tag("h4", "Events") + table(["at", "event", "detail"], rows, class_="hw-table")
+    imports = report.get("imports") or {}
+    if imports.get("top"):
+        rows = [[f"<code>{esc(i.get('module'))}</code>", ms(i.get("cumulative_ms")),
+                 ms(i.get("self_ms")), esc(i.get("parent") or "")]
+                for i in imports["top"]]  # fmt: skip
+        body += tag("h4", esc(f"Slowest imports (of {imports.get('count', 0):,})")) + table(
+            ["module", "cumulative", "self", "imported by"], rows, class_="hw-table")
     errors = report.get("errors") or []
     if errors:
         rows = [[offset(e.get("offset_s")), esc(e.get("plugin")), esc(e.get("error"))]
                 for e in errors]  # fmt: skip
         body += tag("h4", "Monitor errors") + table(
             ["at", "monitor", "error"], rows, class_="hw-table")
-    return section("Spans, GC and events", body or empty("None recorded."), "timings")
+    return section("Spans, GC, imports and events", body or empty("None recorded."), "timings")

@@ -35,6 +35,7 @@ def render_session_view(report: Mapping[str, Any]) -> str:
         _view("Timeline", "timeline", _timeline_note(report)),
         sections.launch(report.get("launch")),
         _view("CPU flame graph", "flame", _flame_note(report.get("flame")), reset=True),
+        sections.cpu(report.get("cpu")),
         _view("Network waterfall", "network", _network_note(report.get("network"))),
         sections.stalls(report.get("stalls"), _get(report, "timeline", "stalls")),
         sections.crashes(report.get("crashes") or []),
