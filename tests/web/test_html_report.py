@@ -152,6 +152,9 @@ def test_report_shows_the_numbers_of_report_json(recorded, page) -> None:
     shown = page.page.inner_text("[data-hw-figure='stall-count'] dd")
     assert shown == f"{report['stalls']['count']:,}"
     assert page.page.get_attribute("[data-hw-exit-kind]", "data-hw-exit-kind") == "exception"
+    top = report["cpu"]["profiler"]["top_frames"]
+    cells = page.page.locator("[data-hw-part='cpu'] tbody tr td:first-child").all_inner_texts()
+    assert cells == [f["frame"] for f in top]
 
 
 def test_clicking_a_flame_frame_zooms_into_it_and_reset_zooms_out(recorded, page) -> None:
