@@ -144,3 +144,15 @@ def test_session_report_fills_the_views_from_records() -> None:
     assert [m.frame for m in report.timeline.stalls] == ["f (/a.py:1)"]
     assert report.network is not None and report.network.requests[0].offset_s == 1.5
     assert report.flame is None  # no profiler windows in these records
+
+
+def test_a_stack_deeper_than_pythons_recursion_limit_is_drawn_whole() -> None:
+    deepest = node("leaf", 10)
+    for depth in range(5_000):
+        deepest = CallNode(PyFrame(f"f{depth}", "/app/deep.py", depth), 10, (deepest,))
+
+    flame = build_flame(CallTree((deepest,)))
+
+    assert flame is not None
+    assert len(flame.nodes) == 5_001
+    assert flame.nodes[-1] == (4_999, 5_000, 10)  # each node's parent is the one before

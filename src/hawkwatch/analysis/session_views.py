@@ -7,7 +7,7 @@ session start; a session without a known start has no timeline.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from hawkwatch.analysis import series as _series
@@ -99,19 +99,15 @@ def build_flame(tree: CallTree, source: str = "") -> FlameGraph | None:
     frames: dict[Frame, int] = {}
     nodes: list[tuple[int, int, int]] = []
     pruned = 0
-
-    def visit(node: CallNode, parent: int) -> None:
-        nonlocal pruned
+    pending: list[tuple[CallNode, int]] = [(root, -1) for root in reversed(tree.roots)]
+    while pending:  # pre-order without recursion: stacks can be deeper than Python's limit
+        node, parent = pending.pop()
         if id(node) not in kept:
             pruned += 1
-            return
+            continue
         index = len(nodes)
         nodes.append((parent, frames.setdefault(node.frame, len(frames)), node.count))
-        for child in node.children:
-            visit(child, index)
-
-    for root in tree.roots:
-        visit(root, -1)
+        pending.extend((child, index) for child in reversed(node.children))
     return FlameGraph(
         mode=tree.mode,
         sampler=tree.sampler,
@@ -244,10 +240,3 @@ def _kept_nodes(roots: Sequence[CallNode], threshold: float) -> set[int]:
         candidates.sort(key=lambda n: -n.count)
         candidates = candidates[:FLAME_MAX_NODES]
     return {id(node) for node in candidates}
-
-
-def series_samples(
-    specs: Sequence[tuple[str, str, str]], samples: Mapping[str, Sequence[_series.Sample]]
-) -> list[tuple[str, str, str, Sequence[_series.Sample]]]:
-    """(collection, label, unit, samples) for each spec, in spec order."""
-    return [(c, label, unit, samples.get(c, ())) for c, label, unit in specs]
