@@ -134,7 +134,7 @@ def _timeline_note(report: Mapping[str, Any]) -> str:
     ]
     said = ", ".join(f"{n:,} {noun}{'' if n == 1 else ('es' if noun == 'crash' else 's')}"
                      for n, noun in counts)  # fmt: skip
-    return f"{_times(timeline.get('duration_s'), 1):.3f} s observed: {said}."
+    return f"{_times(timeline.get('duration_s'), 1) or 0.0:.3f} s observed: {said}."
 
 
 def _flame_note(flame: Mapping[str, Any] | None) -> str:
