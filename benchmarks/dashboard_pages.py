@@ -9,8 +9,8 @@ PostgreSQL), then ``ANALYZE`` runs as autovacuum would. The rows are shaped like
 sessions spread over 30 days and 8 releases (exit kinds: mostly clean, ~3 % crashed; log-normal
 launch times), issues of every kind whose occurrences follow a Zipf law (a few hot issues, a
 long tail), iOS crashes without a session. Every session carries a report; 200 of them carry a
-real one (a session of a real program run under ``hawkwatch run``, through the pipeline's
-report builder) and those are the ones the session page is measured on; crash issues' latest
+real one (a session of a real program run under ``hawkwatch run --profile``, through the
+pipeline's report builder, rendered with its flame graph by the session view) and those are the ones the session page is measured on; crash issues' latest
 occurrence carries a real symbolicated crash document (``hawkwatch-crash`` of a real ``.ips``).
 
 Measuring: a real ``hawkwatch server run --no-worker`` process (uvicorn) on loopback; this
@@ -79,7 +79,8 @@ def real_session_report(folder: Path) -> dict[str, Any]:
     env["HAWKWATCH_HOME"] = str(folder)
     script = folder / "app.py"
     script.write_text(STALL_APP)
-    subprocess.run([str(HAWKWATCH), "run", "--", sys.executable, str(script)], env=env,
+    profiled = ["--profile", "-c", "profiler.rate_hz=100", "-c", "profiler.engine=in-process"]
+    subprocess.run([str(HAWKWATCH), "run", *profiled, "--", sys.executable, str(script)], env=env,
                    cwd=folder, capture_output=True, timeout=120, check=True)  # fmt: skip
     (found,) = list_sessions(folder / "sessions")
     session = Session.open(found.path)

@@ -1,5 +1,5 @@
 """A project for the dashboard's tests, made the way production makes one: real apps run under
-``hawkwatch run`` (two releases), their sessions and iOS crash reports uploaded over HTTP to the
+``hawkwatch run --profile`` (two releases), their sessions and iOS crash reports uploaded over HTTP to the
 real app under uvicorn, then processed by the real pipeline.
 
 Also: a loopback uvicorn serving an app with chosen settings, and an HTTP client that logs in
@@ -34,6 +34,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "crash"
 EMAIL, PASSWORD = "dev@example.test", "correct horse battery"
 SCRIPT_TITLE = '<script>alert("hawk")</script>'
 
+# the in-process sampler, so that sessions have a flame graph
+PROFILED = ["--profile", "-c", "profiler.rate_hz=100", "-c", "profiler.engine=in-process"]
 APPS = {  # file → (source, release)
     "stall.py": ("""
 import asyncio, time
@@ -42,8 +44,15 @@ import hawkwatch
 def block_the_loop():
     time.sleep(0.8)
 
+def price_the_cart():
+    total, ends = 0, time.perf_counter() + 1.0
+    while time.perf_counter() < ends:
+        total += sum(i * i for i in range(500))
+    return total
+
 async def handler():
     await asyncio.sleep(0.3)
+    price_the_cart()
     hawkwatch.event("checkout started", {"cart": 3})
     block_the_loop()
     await asyncio.sleep(0.3)
@@ -83,7 +92,7 @@ def run_apps(home: Path) -> None:
     for name, (source, release) in APPS.items():
         script = home / name
         script.write_text(source)
-        subprocess.run([str(HAWKWATCH), "run", "--", sys.executable, str(script)],
+        subprocess.run([str(HAWKWATCH), "run", *PROFILED, "--", sys.executable, str(script)],
                        env={**env, "HAWKWATCH_APP_VERSION": release}, cwd=home,
                        capture_output=True, timeout=120)  # fmt: skip
     assert len(list_sessions(home / "sessions")) == len(APPS)
