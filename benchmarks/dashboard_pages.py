@@ -5,13 +5,14 @@ Run: python benchmarks/dashboard_pages.py [--database sqlite|postgresql|both]
          [--sessions 100000] [--issues 1000] [--occurrences 250000] [--requests 60]
 
 Seeding: the schema comes from the migrations (indexes included); rows are bulk-inserted (COPY on
-PostgreSQL), then ``ANALYZE`` runs as autovacuum would. The rows are shaped like the pipeline's:
-sessions spread over 30 days and 8 releases (exit kinds: mostly clean, ~3 % crashed; log-normal
-launch times), issues of every kind whose occurrences follow a Zipf law (a few hot issues, a
-long tail), iOS crashes without a session. Every session carries a report; 200 of them carry a
-real one (a session of a real program run under ``hawkwatch run --profile``, through the
-pipeline's report builder, rendered with its flame graph by the session view) and those are the ones the session page is measured on; crash issues' latest
-occurrence carries a real symbolicated crash document (``hawkwatch-crash`` of a real ``.ips``).
+PostgreSQL), the rollups the pipeline keeps are filled from them, then ``ANALYZE`` runs as
+autovacuum would. The rows are shaped like the pipeline's: sessions spread over 30 days and 8
+releases (exit kinds: mostly clean, ~3 % crashed; log-normal launch times), issues of every kind
+whose occurrences follow a Zipf law (a few hot issues, a long tail), iOS crashes without a
+session. Every session carries a report; 200 of them carry a real one (a session of a real
+program run under ``hawkwatch run --profile``, through the pipeline's report builder, rendered
+with its flame graph by the session view) and the session page is measured on those; crash
+issues' latest occurrence carries a real symbolicated crash document (of a real ``.ips``).
 
 Measuring: a real ``hawkwatch server run --no-worker`` process (uvicorn) on loopback; this
 process logs in through the login form and requests each page type in turn (round-robin, after

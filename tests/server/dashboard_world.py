@@ -1,6 +1,6 @@
 """A project for the dashboard's tests, made the way production makes one: real apps run under
-``hawkwatch run --profile`` (two releases), their sessions and iOS crash reports uploaded over HTTP to the
-real app under uvicorn, then processed by the real pipeline.
+``hawkwatch run --profile`` (two releases), their sessions and iOS crash reports uploaded over
+HTTP to the real app under uvicorn, then processed by the real pipeline.
 
 Also: a loopback uvicorn serving an app with chosen settings, and an HTTP client that logs in
 through the login form like a browser would.
