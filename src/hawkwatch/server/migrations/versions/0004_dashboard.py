@@ -48,10 +48,10 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["issue_id"], ["issues.id"]),
         sa.PrimaryKeyConstraint("issue_id", "release", "day"),
     )
-    with op.batch_alter_table("sessions") as batch:
-        batch.add_column(
-            sa.Column("stalled", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
+    # a plain ADD COLUMN: a batch copy of the table would fail SQLite's foreign keys
+    op.add_column(
+        "sessions", sa.Column("stalled", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
     op.create_index(
         "sessions_by_release", "sessions",
         ["project_id", "app_version", "launch_s", "exit_kind", "stalled"],
@@ -66,8 +66,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("issues_by_project", table_name="issues")
     op.drop_index("sessions_by_release", table_name="sessions")
-    with op.batch_alter_table("sessions") as batch:
-        batch.drop_column("stalled")
+    op.drop_column("sessions", "stalled")
     op.drop_table("issue_days")
     op.drop_index("login_failures_by_key", table_name="login_failures")
     op.drop_table("login_failures")
