@@ -128,7 +128,6 @@ Index(
     "sessions_by_release", sessions.c.project_id, sessions.c.app_version, sessions.c.launch_s,
     sessions.c.exit_kind, sessions.c.stalled,
 )
-Index("issues_by_project", issues.c.project_id, issues.c.kind)
 
 # Occurrences per issue, release ("" for none) and UTC day: the issue list's counts, filters and
 # sparklines (``rollups.py`` keeps it in step with ``occurrences``).

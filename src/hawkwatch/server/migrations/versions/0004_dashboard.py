@@ -56,7 +56,6 @@ def upgrade() -> None:
         "sessions_by_release", "sessions",
         ["project_id", "app_version", "launch_s", "exit_kind", "stalled"],
     )  # fmt: skip
-    op.create_index("issues_by_project", "issues", ["project_id", "kind"])
     # what is stored already: its rollups, and which sessions stalled
     bind = op.get_bind()
     bind.execute(sa.text(backfill_statement(bind.dialect.name)))
@@ -64,7 +63,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_index("issues_by_project", table_name="issues")
     op.drop_index("sessions_by_release", table_name="sessions")
     op.drop_column("sessions", "stalled")
     op.drop_table("issue_days")
