@@ -32,6 +32,9 @@ TOP_LEVEL_KEYS = [
     "io_issues",
     "crashes",
     "memory",
+    "timeline",
+    "flame",
+    "network",
 ]
 
 

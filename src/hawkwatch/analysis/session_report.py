@@ -13,10 +13,11 @@ Resource statistics are time-weighted over that span; see ``hawkwatch.analysis.s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from hawkwatch.analysis import series as _series
+from hawkwatch.analysis.calltree import build_profile_tree
 from hawkwatch.analysis.crash_report import crash_rows, summarize_exit
 from hawkwatch.analysis.io import build_io_issues
 from hawkwatch.analysis.launch import build_launch_breakdown
@@ -24,6 +25,7 @@ from hawkwatch.analysis.memory_report import COLLECTIONS as MEMORY_COLLECTIONS
 from hawkwatch.analysis.memory_report import build_memory_report
 from hawkwatch.analysis.series import offset
 from hawkwatch.analysis.session_info import build_session_info
+from hawkwatch.analysis.session_views import build_flame, build_timeline, build_waterfall
 from hawkwatch.analysis.stall_report import ReadLine, summarize_stalls
 from hawkwatch.analysis.timings import (
     gc_pause_rows,
@@ -36,10 +38,12 @@ from hawkwatch.analysis.timings import (
 from hawkwatch.model import Record
 from hawkwatch.model import collections as c
 from hawkwatch.model.memory_report import MemoryReport
+from hawkwatch.model.profile import CallTree
 from hawkwatch.model.records import (
     RECORD_TYPES,
     Anr,
     AppLaunch,
+    CpuProfile,
     Crash,
     CustomSpan,
     CustomTimeEvent,
@@ -52,6 +56,7 @@ from hawkwatch.model.records import (
     ImportTime,
     IoIssue,
     LaunchTime,
+    NetworkTransaction,
     Rejected,
     ScalarRecord,
     decode_all,
@@ -118,6 +123,9 @@ def build_session_report(
     chart_points: int = 30,
     read_line: ReadLine | None = None,
     cpu: CpuSummary | None = None,
+    profile: CallTree | None = None,
+    profile_source: str = "",
+    transactions: Sequence[NetworkTransaction] | None = None,
 ) -> SessionReport:
     """Summarise one session.
 
@@ -128,6 +136,9 @@ def build_session_report(
     the source text shown beside each stall group's blocking frame (``linecache.getline``).
     ``cpu`` (from ``analysis.cpu_report``, built by the caller who can read side files) is
     passed through. The memory section comes from the memory monitor's records.
+    ``profile`` is the CPU call tree the flame graph draws (default: the profiler windows stored
+    in the records themselves), ``profile_source`` says where it came from; ``transactions``
+    are the HTTP requests of the waterfall (default: the ``network-transaction`` records).
     """
     all_records = list(records)
     memory: MemoryReport | None = build_memory_report(all_records)
@@ -184,6 +195,23 @@ def build_session_report(
         for spec in SERIES
         if samples[spec.collection]
     )
+    if transactions is None:
+        transactions = decoded.of(NetworkTransaction)
+    if profile is None:
+        profile, profile_source = _inline_profile(decoded.of(CpuProfile), name)
+    timeline = None
+    if start is not None and end is not None:
+        timeline = build_timeline(
+            start=start,
+            end=end,
+            series=[(s.collection, s.label, s.unit, samples[s.collection]) for s in SERIES],
+            anr=decoded.keyed(Anr),
+            pauses=pauses,
+            spans=spans,
+            events=events,
+            crashes=crashes,
+            exit_time=exit_state.time if exit_state is not None else None,
+        )
     other = tuple(
         CollectionCount(name, decoded.count(name))
         for name in sorted({*decoded.typed, *decoded.raw})
@@ -218,7 +246,20 @@ def build_session_report(
         io_issues=build_io_issues(decoded.of(IoIssue)),
         crashes=tuple(crashes[:max_rows]),
         memory=memory,
+        timeline=timeline,
+        flame=build_flame(profile, profile_source) if profile is not None else None,
+        network=build_waterfall(transactions, start) if start is not None else None,
     )
+
+
+def _inline_profile(windows: list[CpuProfile], name: str) -> tuple[CallTree | None, str]:
+    """The cpu call tree of the profiler windows stored inline (side files need the folder)."""
+    profiles = [window.to_profile() for window in windows if window.file is None]
+    if not profiles:
+        return None, ""
+    count = len(profiles)
+    said = f"{count} profiler window{'' if count == 1 else 's'} stored in the records"
+    return build_profile_tree(profiles, "cpu", name=name), said
 
 
 def findings_of(rejected: Iterable[Rejected]) -> tuple[Finding, ...]:

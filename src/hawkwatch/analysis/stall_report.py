@@ -19,7 +19,7 @@ from hawkwatch.analysis.stall import Sample, fingerprint, percentile, point_stac
 from hawkwatch.model.records import Anr, AnrStall, HangKill, merge_parts
 from hawkwatch.model.records.stall import stack_of
 from hawkwatch.model.report import HangKillRow, StallGroup, StallRow, StallSummary
-from hawkwatch.model.stack import PyFrame
+from hawkwatch.model.stack import PyFrame, Stack
 
 ReadLine = Callable[[str, int], str]
 
@@ -80,28 +80,38 @@ def summarize_stalls(
 
 def _blocking(stall: AnrStall) -> tuple[str, PyFrame | None]:
     """(fingerprint, blocking frame) of a stall: its point stack, else Matrix's rule now."""
+    key, stack, index = blocking_stack(stall)
+    return key, stack[index] if stack else None
+
+
+def blocking_stack(stall: AnrStall) -> tuple[str, Stack, int]:
+    """(fingerprint, blocking stack innermost first, index of the blocking frame in it).
+
+    The point stack when the agent recorded one, else Matrix's rule applied now; MTHawkeye's
+    address samples give a one-frame stack of the title address. Empty stack: none known.
+    """
     head = stall.head
     point = head.point
     if point is not None and point.frames:
         stack = tuple(PyFrame(f.func, f.file, f.line) for f in point.frames)
         index = point.title if 0 <= point.title < len(stack) else 0
-        return head.fingerprint or fingerprint(stack), stack[index]
+        return head.fingerprint or fingerprint(stack), stack, index
     samples: list[Sample] = []
     titles: list[int] = []
     for entry in stall.stacks:
         if entry.frames is None:
             if entry.stackframes is not None:  # MTHawkeye
                 title = str(entry.titleframe or "")
-                return title, PyFrame(title, "", 0) if title else None
+                return title, ((PyFrame(title, "", 0),) if title else ()), 0
             continue
         stack = stack_of(entry.frames)
         samples.append(Sample(0.0, stack, entry.captured))
         titles.append(entry.titleframe if isinstance(entry.titleframe, int) else 0)
     chosen = point_stack(samples)
     if chosen is None:
-        return head.fingerprint or "", None
+        return head.fingerprint or "", (), 0
     index = titles[chosen.position] if 0 <= titles[chosen.position] < len(chosen.stack) else 0
-    return fingerprint(chosen.stack), chosen.stack[index]
+    return fingerprint(chosen.stack), chosen.stack, index
 
 
 def _groups(stalls: list[_Stall], read_line: ReadLine | None) -> tuple[StallGroup, ...]:

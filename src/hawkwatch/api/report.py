@@ -8,14 +8,18 @@ from typing import Any
 from hawkwatch.analysis.cpu_report import build_cpu_summary
 from hawkwatch.analysis.session_report import build_session_report
 from hawkwatch.api.session import Session
+from hawkwatch.formats.network_session import session_transactions
+from hawkwatch.model.profile import CallTree
 from hawkwatch.model.report import CpuSummary, SessionReport
 
 
 def session_report(session: Session) -> SessionReport:
     """What happened over one run: launch, resources, CPU, events, spans, stalls, GC, exit.
 
-    Stall groups show their blocking line's source text when the file is readable here.
+    Stall groups show their blocking line's source text when the file is readable here; the
+    flame graph draws the session's CPU profile and the waterfall its HTTP requests.
     """
+    tree, source = _profile_tree(session)
     return build_session_report(
         session.records,
         session.metadata,
@@ -24,7 +28,22 @@ def session_report(session: Session) -> SessionReport:
         skipped_lines=len(session.skipped),
         read_line=linecache.getline,
         cpu=cpu_summary(session),
+        profile=tree,
+        profile_source=source,
+        transactions=session_transactions(session.path, session.records).value,
     )
+
+
+def _profile_tree(session: Session) -> tuple[CallTree | None, str]:
+    """The CPU call tree the flame graph draws (profiler windows, else high-load episodes) and
+    where it came from."""
+    from hawkwatch.api.profile import NoProfileError, profile
+
+    try:
+        found = profile(session)
+    except NoProfileError:
+        return None, ""
+    return found.tree, found.source
 
 
 def cpu_summary(session: Session) -> CpuSummary | None:

@@ -17,7 +17,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     session = load_session(args.session, args.root)
     report = session_report(session)
-    emit(report, args)
+    where = emit(report, args)
+    if args.format == "html" and where != "stdout":
+        status(f"wrote {where}: open it in a web browser (one file, no network needed)")
     problems = report_warnings(session, report)
     if problems:
         status(f"{session.path}: {'; '.join(problems)}")

@@ -17,10 +17,15 @@ class ServerExtraMissing(HawkwatchError):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     commands = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
-    run = commands.add_parser("run", help="serve ingest and the query API (and a worker)")
+    run = commands.add_parser(
+        "run", help="serve ingest, the query API and the dashboard (and a worker)"
+    )
     run.add_argument("--host", default="127.0.0.1")
     run.add_argument("--port", type=int, default=8470)
     run.add_argument("--no-worker", action="store_true", help="do not run a pipeline worker")
+    run.add_argument("--sources", type=Path, action="append", default=[], metavar="DIR",
+                     help="a folder the dashboard may show crash frames' source lines from "
+                     "(repeatable)")  # fmt: skip
     worker = commands.add_parser("worker", help="run a pipeline worker only")
     prune = commands.add_parser("prune", help="delete what is older than the retention now")
     keep = commands.add_parser("set-retention", help="a project's own retention (days)")
@@ -133,6 +138,7 @@ def _serve(engine: object, args: argparse.Namespace) -> None:
     import uvicorn
 
     from hawkwatch.server.app import ServerSettings, create_app
+    from hawkwatch.server.dashboard import DashboardSettings
     from hawkwatch.server.worker import start_thread
 
     stop = None
@@ -141,7 +147,10 @@ def _serve(engine: object, args: argparse.Namespace) -> None:
             engine, args.symbols, _retention(args),  # type: ignore[arg-type]
             _delivery_settings(args),
         )
-    app = create_app(engine, ServerSettings(symbols_root=args.symbols))  # type: ignore[arg-type]
+    settings = ServerSettings(
+        symbols_root=args.symbols, dashboard=DashboardSettings(source_roots=tuple(args.sources))
+    )
+    app = create_app(engine, settings)  # type: ignore[arg-type]
     print(f"hawkwatch collector on http://{args.host}:{args.port}", file=sys.stderr)
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -15,10 +15,12 @@ from typing import Final, Literal, NamedTuple
 
 from hawkwatch.model.io import IoIssueRow
 from hawkwatch.model.memory_report import MemoryReport
+from hawkwatch.model.session_views import FlameGraph, NetworkWaterfall, Timeline
 
 REPORT_FORMAT: Final = "hawkwatch-report"
 REPORT_VERSION: Final = 1
-"""Bumped only for a change an old reader of the JSON twin would misread."""
+"""Bumped only for a change an old reader of the JSON twin would misread (added keys such as
+the drawable views ``timeline``, ``flame`` and ``network`` are not one)."""
 
 SessionSource = Literal["hawkwatch", "mthawkeye"]
 LaunchLayout = Literal["hawkwatch", "mthawkeye"]
@@ -450,7 +452,8 @@ class SessionReport:
 
     A section is None (or empty) when the session holds no records for it. ``findings`` are
     records whose values could not be used; ``skipped_lines`` are lines the store reader could
-    not turn into records at all.
+    not turn into records at all. ``timeline``, ``flame`` and ``network`` are what the session
+    views draw (``model.session_views``).
     """
 
     session: SessionInfo
@@ -472,3 +475,6 @@ class SessionReport:
     io_issues: tuple[IoIssueRow, ...] = ()
     crashes: tuple[CrashRow, ...] = ()
     memory: MemoryReport | None = None
+    timeline: Timeline | None = None
+    flame: FlameGraph | None = None
+    network: NetworkWaterfall | None = None

@@ -3,12 +3,11 @@
 Top level: ``format`` ("hawkwatch-report"), ``format_version``, then one key per
 ``SessionReport`` field (``session``, ``launch``, ``resources``, ``events``, ``events_total``,
 ``spans``, ``gc``, ``imports``, ``exit``, ``errors``, ``errors_total``, ``other_collections``,
-``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``io_issues``). Absent sections are
-``null``; times are Unix seconds. New fields may be added within a format version; none are
-renamed or removed.
-``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``memory`` — the shape of
-``hawkwatch memory --json``, ``report.memory``). Absent sections are ``null``; times are
-Unix seconds. New fields may be added within a format version; none are renamed or removed.
+``findings``, ``skipped_lines``, ``stalls``, ``cpu``, ``io_issues``, ``crashes``, ``memory`` —
+the shape of ``hawkwatch memory --json``, ``report.memory``; then what the session views draw:
+``timeline``, ``flame``, ``network``, ``model.session_views``). Absent sections are ``null``;
+times are Unix seconds. New fields may be added within a format version; none are renamed or
+removed.
 """
 
 from __future__ import annotations
@@ -27,10 +26,10 @@ def to_json_dict(report: SessionReport) -> dict[str, Any]:
     """The report as JSON-ready dicts, lists and scalars."""
     body = {
         f.name: _jsonable(getattr(report, f.name))
-        for f in dataclasses.fields(report)
         if f.name != "memory"
+        else (memory_json(report.memory) if report.memory is not None else None)
+        for f in dataclasses.fields(report)
     }
-    body["memory"] = memory_json(report.memory) if report.memory is not None else None
     return {"format": REPORT_FORMAT, "format_version": REPORT_VERSION, **body}
 
 

@@ -4,8 +4,9 @@
 formats; each format names a function ``render(result, file)`` as ``"module:function"``, imported
 only when chosen. ``write_output`` is what every command (and a Python caller) uses: it picks the
 renderer, opens ``path`` (text or binary as the format needs) or writes to stdout, and refuses to
-send a binary format to a terminal. Every JSON output is one document that starts with ``format``
-and ``format_version``; its JSON Schema is ``schemas/<format>.schema.json`` beside this module.
+send a binary format (or a document: the HTML report) to a terminal. Every JSON output is one
+document that starts with ``format`` and ``format_version``; its JSON Schema is
+``schemas/<format>.schema.json`` beside this module.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ class Output:
     is_binary: bool = False
     #: what opens the written file, for the status line
     opens_with: str | None = None
+    #: a document to open in an application (an HTML file): refused on a terminal like binary
+    #: output, written when piped
+    file_only: bool = False
     #: ``target`` returns a JSON document (``format`` first) instead of writing one; indented so
     json_indent: int | None = None
 
@@ -58,6 +62,12 @@ OUTPUTS: Final[Mapping[str, Mapping[str, Output]]] = MappingProxyType(
         "SessionReport": {
             "console": Output("hawkwatch.report.console:render", "txt"),
             "json": _json("json_report", "to_json_dict"),
+            "html": Output(
+                "hawkwatch.report.html_report:render",
+                "html",
+                opens_with="a web browser (one self-contained file)",
+                file_only=True,
+            ),
         },
         "CallTree": {
             "collapsed": Output(
@@ -160,18 +170,20 @@ def write_output(
 ) -> str:
     """Write ``result`` to ``path`` (``-`` or None: stdout); returns where it went.
 
-    A binary format is not written to a terminal: ``UsageError`` asks for a file.
+    A binary format or a document (``file_only``) is not written to a terminal: ``UsageError``
+    asks for a file.
     """
     output = output_for(result, format)
     write = output.renderer()
     if path is None or str(path) == "-":
         stream = sys.stdout if stdout is None else stdout
+        if (output.is_binary or output.file_only) and stream.isatty():
+            kind = "binary" if output.is_binary else "a document"
+            raise UsageError(
+                f"{format} output is {kind} and stdout is a terminal; "
+                f"write it to a file with -o FILE.{output.extension} (or pipe it)"
+            )
         if output.is_binary:
-            if stream.isatty():
-                raise UsageError(
-                    f"{format} output is binary and stdout is a terminal; "
-                    f"write it to a file with -o FILE.{output.extension} (or pipe it)"
-                )
             write(result, stream.buffer)
             stream.buffer.flush()
         else:

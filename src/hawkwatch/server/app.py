@@ -1,4 +1,5 @@
-"""The ASGI app: ingest and query routes over one engine (Starlette; served by uvicorn).
+"""The ASGI app: ingest and query routes and the dashboard over one engine (Starlette; served
+by uvicorn).
 
 Ingest authenticates with a project's ingest key, the query API with a user's API token, both
 as ``Authorization: Bearer …``. Database work runs in Starlette's thread pool. The OpenAPI
@@ -27,6 +28,7 @@ from starlette.schemas import SchemaGenerator
 from hawkwatch.server import admin, queries
 from hawkwatch.server.alerts import rules
 from hawkwatch.server.auth import bearer
+from hawkwatch.server.dashboard import DashboardSettings, dashboard_routes
 from hawkwatch.server.ingest import Limits, accept
 
 
@@ -36,6 +38,7 @@ class ServerSettings:
     rate_per_s: float = 50.0
     burst: float = 200.0
     symbols_root: Path | None = None
+    dashboard: DashboardSettings = field(default_factory=DashboardSettings)
 
 
 class RateLimiter:
@@ -291,6 +294,7 @@ def create_app(engine: Engine, settings: ServerSettings | None = None) -> Starle
         Route("/api/v1/releases", list_releases),
         Route("/api/v1/openapi.json", openapi, include_in_schema=False),
         Route("/healthz", health, include_in_schema=False),
+        *dashboard_routes(engine, settings.dashboard),
     ])  # fmt: skip
 
 

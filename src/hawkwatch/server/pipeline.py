@@ -25,7 +25,7 @@ from hawkwatch.analysis.session_report import build_session_report
 from hawkwatch.model import Record
 from hawkwatch.model.envelope import decode_envelope
 from hawkwatch.report.json_report import to_json_dict
-from hawkwatch.server import jobs
+from hawkwatch.server import jobs, rollups
 from hawkwatch.server.alerts.trigger import Watch
 from hawkwatch.server.findings import IssueHit, crash_hit, exit_kind, session_hits
 from hawkwatch.server.schema import envelopes, issues, occurrences, sessions
@@ -44,6 +44,7 @@ class SessionResult:
     exit_kind: str
     launch_s: float | None
     report: dict[str, Any]
+    stalled: bool = False
 
 
 def process(
@@ -68,7 +69,10 @@ def process(
             if session_id is None:  # an older snapshot than the one stored: nothing to change
                 hits = []
         release = session.app_version if session is not None else None
+        counted = []
         for hit in hits:
+            if session is None:  # a crash report names its app's version itself
+                release = hit.detail.get("app_version") or None
             issue_id, created, resolved_in = _upsert_issue(db, row.project_id, hit)
             db.execute(insert(occurrences).values(
                 issue_id=issue_id, session_id=session_id, envelope_id=row.id,
@@ -76,6 +80,8 @@ def process(
             ))  # fmt: skip
             watch.seen(issue_id, created, release, resolved_in=resolved_in,
                        again=issue_id in reported)  # fmt: skip
+            counted.append((issue_id, release, hit.time))
+        rollups.add(db, session_id, counted)
         if not jobs.finish(db, claim):
             raise LeaseLost(f"job {claim.job_id}")
 
@@ -96,6 +102,7 @@ def _session_result(
         exit_kind=exit_kind(report),
         launch_s=launch_ms / 1000 if launch_ms else None,
         report=to_json_dict(report),
+        stalled=report.stalls is not None and report.stalls.count > 0,
     )
     return result, session_hits(report, records)
 
@@ -153,6 +160,7 @@ def _store_session(
         "sequence": result.sequence, "app_version": result.app_version,
         "start_time": result.start_time, "exit_kind": result.exit_kind,
         "launch_s": result.launch_s, "report": result.report, "received": received,
+        "stalled": result.stalled,
     }  # fmt: skip
     if existing is None:
         return int(db.execute(
@@ -164,6 +172,7 @@ def _store_session(
     reported = set(db.execute(
         select(occurrences.c.issue_id).where(occurrences.c.session_id == existing.id).distinct()
     ).scalars())  # fmt: skip
+    rollups.remove_session(db, existing.id)
     db.execute(delete(occurrences).where(occurrences.c.session_id == existing.id))
     db.execute(update(sessions).where(sessions.c.id == existing.id).values(**values))
     return int(existing.id), reported

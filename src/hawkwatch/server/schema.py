@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     Column,
     Float,
     ForeignKey,
@@ -19,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -89,6 +91,7 @@ sessions = Table(
     Column("start_time", Float, nullable=True),
     Column("exit_kind", String(30), nullable=True),
     Column("launch_s", Float, nullable=True),
+    Column("stalled", Boolean, nullable=False, server_default=false()),  # a stall was seen (0004)
     Column("report", JSON, nullable=False),  # the same JSON as ``hawkwatch report --json``
     Column("received", Float, nullable=True),  # when the stored snapshot was uploaded
     UniqueConstraint("project_id", "name", name="sessions_once"),
@@ -199,4 +202,44 @@ alert_deliveries = Table(
     Column("created", Float, nullable=False),
     Column("sent", Float, nullable=True),
     Index("alert_deliveries_due", "state", "next_attempt"),
+)
+
+# The dashboard (migration 0004). The releases page: counts and launch-time ranks per release
+# read from the index alone.
+Index(
+    "sessions_by_release", sessions.c.project_id, sessions.c.app_version, sessions.c.launch_s,
+    sessions.c.exit_kind, sessions.c.stalled,
+)
+
+# Occurrences per issue, release ("" for none) and UTC day: the issue list's counts, filters and
+# sparklines (``rollups.py`` keeps it in step with ``occurrences``).
+issue_days = Table(
+    "issue_days",
+    metadata,
+    Column("issue_id", Integer, ForeignKey("issues.id"), primary_key=True),
+    Column("release", String(200), primary_key=True),
+    Column("day", Integer, primary_key=True),  # floor(time / 86400)
+    Column("events", Integer, nullable=False),
+    Column("sessions", Integer, nullable=False),
+)
+
+# Browser logins and the failed attempts that rate-limit them.
+login_sessions = Table(
+    "login_sessions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),  # the cookie's SHA-256
+    Column("csrf_token", String(64), nullable=False),  # every form of this login carries it
+    Column("created", Float, nullable=False),
+    Column("expires", Float, nullable=False),
+)
+
+login_failures = Table(
+    "login_failures",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String(400), nullable=False),  # "account:<email>" or "address:<ip>"
+    Column("time", Float, nullable=False),
+    Index("login_failures_by_key", "key", "time"),
 )
