@@ -17,16 +17,15 @@ each).
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _databases import each_database
 from sqlalchemy import Engine, event, insert
 from tests.server.alert_receivers import (
     project_with_key,
@@ -140,25 +139,8 @@ def main() -> None:
     parser.add_argument("--deliveries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="hawkwatch-alerts-"))
-    try:
-        if args.database in ("sqlite", "both"):
-            measure("sqlite", "SQLite", args, folder)
-        if args.database in ("postgresql", "both"):
-            from tests.server.postgres import start_postgres
-
-            pg_folder = Path(tempfile.mkdtemp(prefix="hawkwatch-pg-"))
-            started = start_postgres(pg_folder)
-            if isinstance(started, str):
-                print(f"PostgreSQL: not measured ({started})")
-            else:
-                try:
-                    measure(started.url, "PostgreSQL", args, folder)
-                finally:
-                    started.stop()
-                    shutil.rmtree(pg_folder, ignore_errors=True)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    each_database(args.database, "hawkwatch-alerts-",
+                  lambda url, label, folder: measure(url, label, args, folder))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _databases import each_database
 from sqlalchemy import Engine, insert, text
 
 from hawkwatch.server import admin, rollups
@@ -121,7 +122,7 @@ def generate(args: argparse.Namespace, report: dict[str, Any], crash: dict[str, 
             "id": n, "project_id": 1, "name": f"s{n}", "sequence": 1, "app_version": release,
             "start_time": start, "exit_kind": exit_kind,
             "launch_s": rng.lognormvariate(-0.4, 0.5) if rng.random() < 0.9 else None,
-            "report": report if n <= 200 else small_report,
+            "report": report if n <= 200 else small_report, "received": start + 60,
         })  # fmt: skip
     issue_rows = []
     for n in range(1, args.issues + 1):
@@ -148,7 +149,8 @@ def generate(args: argparse.Namespace, report: dict[str, Any], crash: dict[str, 
         occurrence_rows.append({
             "id": n, "issue_id": issue["id"],
             "session_id": None if sessionless else session["id"],
-            "envelope_id": session["id"], "time": moment, "release": session["app_version"],
+            "envelope_id": session["id"], "received": session["received"], "time": moment,
+            "release": session["app_version"],
             "detail": {"artifact": f"crash-{n}.ips"} if sessionless else
                       {"count": 1, "max_ms": 120.0 + n % 900, "source_line": "time.sleep(0.3)"},
         })  # fmt: skip
@@ -298,30 +300,16 @@ def main() -> None:
     parser.add_argument("--occurrences", type=int, default=250_000)
     parser.add_argument("--requests", type=int, default=60)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="hawkwatch-dashboard-"))
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    scratch = Path(tempfile.mkdtemp(prefix="hawkwatch-dashboard-"))
     try:
-        rows = generate(args, real_session_report(folder), real_crash_document(), time.time())
-        results: dict[str, dict[str, float]] = {}
-        if args.database in ("postgresql", "both"):
-            sys.path.insert(0, str(ROOT))
-            from tests.server.postgres import start_postgres
-
-            pg_folder = Path(tempfile.mkdtemp(prefix="hawkwatch-pg-"))
-            started = start_postgres(pg_folder)
-            if isinstance(started, str):
-                print(f"PostgreSQL: not measured ({started})")
-            else:
-                try:
-                    results["PostgreSQL"] = measure(started.url, "PostgreSQL", args, rows)
-                finally:
-                    started.stop()
-                    shutil.rmtree(pg_folder, ignore_errors=True)
-        if args.database in ("sqlite", "both"):
-            results["SQLite"] = measure(f"sqlite:///{folder / 'bench.db'}", "SQLite", args, rows)
-        summarize(results.items())
+        rows = generate(args, real_session_report(scratch), real_crash_document(), time.time())
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
+    results = each_database(
+        args.database, "hawkwatch-dashboard-", lambda url, label, _: measure(url, label, args, rows)
+    )
+    summarize(results.items())
 
 
 def summarize(results: Iterable[tuple[str, dict[str, float]]]) -> None:

@@ -18,13 +18,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
-import shutil
 import signal
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,6 +30,8 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _databases import each_database
 
 from hawkwatch.model.envelope import Envelope, EnvelopeSession, encode_envelope
 from hawkwatch.model.records import CpuUsage, Footprint, GcPause
@@ -125,25 +125,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=500)
     parser.add_argument("--clients", type=int, default=4)
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="hawkwatch-ingest-"))
-    try:
-        if args.database in ("sqlite", "both"):
-            measure(f"sqlite:///{folder / 'bench.db'}", "SQLite", args)
-        if args.database in ("postgresql", "both"):
-            from tests.server.postgres import start_postgres
-
-            pg_folder = Path(tempfile.mkdtemp(prefix="hawkwatch-pg-"))
-            started = start_postgres(pg_folder)
-            if isinstance(started, str):
-                print(f"PostgreSQL: not measured ({started})")
-            else:
-                try:
-                    measure(started.url, "PostgreSQL", args)
-                finally:
-                    started.stop()
-                    shutil.rmtree(pg_folder, ignore_errors=True)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    each_database(
+        args.database, "hawkwatch-ingest-", lambda url, label, _: measure(url, label, args)
+    )
 
 
 if __name__ == "__main__":

@@ -25,19 +25,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from _databases import each_database
 from ingest import HAWKWATCH, envelope_body, free_port
 
 from hawkwatch.server import admin, partitions, queries
@@ -229,25 +227,9 @@ def main() -> None:
     parser.add_argument("--upgrade", action="store_true", help="time migration 0002 instead")
     args = parser.parse_args()
     run = measure_upgrade if args.upgrade else measure
-    folder = Path(tempfile.mkdtemp(prefix="hawkwatch-retention-"))
-    try:
-        if args.database in ("sqlite", "both"):
-            run(f"sqlite:///{folder / 'bench.db'}", "SQLite", args)
-        if args.database in ("postgresql", "both"):
-            from tests.server.postgres import start_postgres
-
-            pg_folder = Path(tempfile.mkdtemp(prefix="hawkwatch-pg-"))
-            started = start_postgres(pg_folder)
-            if isinstance(started, str):
-                print(f"PostgreSQL: not measured ({started})")
-            else:
-                try:
-                    run(started.url, "PostgreSQL", args)
-                finally:
-                    started.stop()
-                    shutil.rmtree(pg_folder, ignore_errors=True)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    each_database(
+        args.database, "hawkwatch-retention-", lambda url, label, _: run(url, label, args)
+    )
 
 
 if __name__ == "__main__":
