@@ -201,7 +201,8 @@ def load(engine: Engine, rows: dict[str, list[dict[str, Any]]]) -> None:
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as db:
             db.execute(text("VACUUM ANALYZE"))
             for name in tables:  # ids were given explicitly: move the sequences past them
-                db.execute(text(f"SELECT setval('{name}_id_seq', (SELECT max(id) FROM {name}))"))
+                db.execute(text(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'), "
+                                f"(SELECT max(id) FROM {name}))"))  # fmt: skip
     else:
         with engine.begin() as db:
             db.execute(text("ANALYZE"))
