@@ -399,3 +399,32 @@ def test_a_forked_child_cannot_write_into_the_parents_appender(tmp_path):
 
         appender.append("parent-2")
         assert read_lines(tmp_path) == [b"parent-1", b"parent-2"]
+
+
+def test_a_read_torn_by_the_end_of_a_flush_counts_no_line_twice(tmp_path, monkeypatch):
+    """A flush empties the buffer and then clears the journal; a reader going front to back can
+    see the lines still buffered and the journal already cleared. The journal it read before
+    the data keeps the flushed lines from counting twice."""
+    from hawkwatch.store.appender import BUFFER_SIZE, JOURNAL_OFFSET
+    from hawkwatch.store.appender_read import _with_journal
+
+    appender = AppenderFile(tmp_path, NAME)
+    snapshots: list[bytes] = []
+    write_block = appender._write_block
+
+    def write_and_snapshot(offset: int, start: int, end: int) -> None:
+        write_block(offset, start, end)
+        snapshots.append(mmap_bytes(tmp_path))  # data and journal, the block in .mtlog
+
+    monkeypatch.setattr(appender, "_write_block", write_and_snapshot)
+    for i in range(20):
+        appender.append(f"line {i}")
+    appender.flush()
+    log = mtlog_bytes(tmp_path)
+    appender.close()
+    during = snapshots[0]
+    torn = during[:JOURNAL_OFFSET] + bytes(BUFFER_SIZE - JOURNAL_OFFSET) + during[BUFFER_SIZE:]
+    expected = [f"line {i}".encode() for i in range(20)]
+    assert parse_appender(log, torn).lines == expected * 2  # what a torn read used to give
+    repaired = _with_journal(torn, during[JOURNAL_OFFSET:BUFFER_SIZE])
+    assert parse_appender(log, repaired).lines == expected

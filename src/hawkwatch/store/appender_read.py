@@ -38,11 +38,25 @@ def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
     mmap_path, log_path = folder / f"{name}.mmap2", folder / f"{name}.mtlog"
     for _attempt in range(5):
         size_before = _size(log_path)
+        journal = _read_bytes(mmap_path)[JOURNAL_OFFSET:BUFFER_SIZE]
         buffer = _read_bytes(mmap_path)
         log_data = _read_bytes(log_path)
         if len(log_data) == size_before:
             break
-    return parse_appender(log_data, buffer)
+    return parse_appender(log_data, _with_journal(buffer, journal))
+
+
+def _with_journal(buffer: bytes, journal: bytes) -> bytes:
+    """The buffer with the journal as it was read *before* the data.
+
+    A flush ends by emptying the buffer (its first byte) and then clearing the journal. A read
+    of the file runs front to back, so it can see the data still there and the journal already
+    cleared: the lines would then count twice, in ``.mtlog`` and in the buffer. A journal read
+    before the data is still valid whenever the data is the flushed block.
+    """
+    if len(buffer) < BUFFER_SIZE or len(journal) != BUFFER_SIZE - JOURNAL_OFFSET:
+        return buffer
+    return buffer[:JOURNAL_OFFSET] + journal + buffer[BUFFER_SIZE:]
 
 
 def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
