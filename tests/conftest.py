@@ -9,11 +9,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
     from tests.pages import WatchedPage
+
+# A property test is judged on the values it finds, never on how fast an example ran: a busy CI
+# machine stretches single examples past Hypothesis's default 200 ms deadline.
+settings.register_profile("hawkwatch", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("hawkwatch")
 
 
 @pytest.fixture(autouse=True)
