@@ -33,6 +33,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from hawkwatch.analysis.shares import wilson_interval
 from hawkwatch.formats.cpu_profile import read_profiles
 from hawkwatch.model.profile import IN_PROCESS, PY_SPY, Profile
 from hawkwatch.pyspy import find_pyspy, parse_raw
@@ -74,7 +75,7 @@ def profile_paths(profiles: Sequence[Profile]) -> list[tuple[list[str], int]]:
     return found
 
 
-def one_run(case: tuple[float, float, float | None], seconds: float, work: Path, pyspy: str) -> dict[str, dict[str, tuple[float, int]]]:  # noqa: E501
+def one_run(case: tuple[float, float, float | None], seconds: float, work: Path, pyspy: str, options: Sequence[str] = ()) -> dict[str, dict[str, tuple[float, int]]]:  # noqa: E501
     period, split, split2 = case
     home = work / f"home-{time.monotonic_ns()}"
     go = work / "go"
@@ -87,7 +88,8 @@ def one_run(case: tuple[float, float, float | None], seconds: float, work: Path,
         workload += ["--split2", str(split2)]
     command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
                "-c", "profiler.rate_hz=100", "-c", "resources.enabled=false",
-               "-c", "cpu.enabled=false", "--", *workload]  # fmt: skip
+               "-c", "cpu.enabled=false", *(x for o in options for x in ("-c", o)),
+               "--", *workload]  # fmt: skip
     app = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, text=True)
     assert app.stdout is not None
     pid = json.loads(app.stdout.readline())["pid"]
@@ -131,6 +133,8 @@ def main() -> int:
         "--seconds", type=float, default=12.0, help="CPU seconds of work per thread and run"
     )
     parser.add_argument("--cases", default="all")
+    parser.add_argument("-c", dest="options", action="append", default=[],
+                        help="extra hawkwatch option (diagnostics)")
     args = parser.parse_args()
     pyspy = find_pyspy()
     if pyspy is None:
@@ -143,11 +147,13 @@ def main() -> int:
     errors: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="hw-cpu-accuracy-") as tmp:
         for name in names:
-            print(f"\ncase {name}: f share of each busy thread, per run (error in points)")
-            header = "  ".join(f"{t:>28}" for t in TOOLS)
-            print(f"  {'run':>3} {'thread':10} {'truth':>6}  {header}")
+            print(f"\ncase {name}: f share of each busy thread, per run: error in points, "
+                  "± the share's binomial 95 % interval at its n samples")  # fmt: skip
+            header = "  ".join(f"{t:>34}" for t in TOOLS)
+            print(f"  {'run':>3} {'load':>4} {'thread':10} {'truth':>6}  {header}")
             for run in range(1, args.runs + 1):
-                result = one_run(CASES[name], args.seconds, Path(tmp), pyspy)
+                result = one_run(CASES[name], args.seconds, Path(tmp), pyspy, args.options)
+                load = os.getloadavg()[0]
                 for thread, (truth, _) in result["truth"].items():
                     cells = []
                     for tool in TOOLS:
@@ -156,8 +162,12 @@ def main() -> int:
                         key = f"{name} | {tool}"
                         worst[key] = max(worst.get(key, 0.0), error)
                         errors.setdefault(tool, []).append(error)
-                        cells.append(f"{share * 100:5.1f}% ({error:4.1f} pp, n={samples:4d})")
-                    print(f"  {run:>3} {thread:10} {truth * 100:5.1f}%  " + "  ".join(f"{c:>28}" for c in cells))  # noqa: E501
+                        low, high = wilson_interval(round(share * samples), samples)
+                        half = (high - low) / 2 * 100
+                        cells.append(f"{share * 100:5.1f}% ({error:4.1f} pp ±{half:3.1f}, "
+                                     f"n={samples:4d})")  # fmt: skip
+                    print(f"  {run:>3} {load:4.1f} {thread:10} {truth * 100:5.1f}%  "
+                          + "  ".join(f"{c:>34}" for c in cells))  # fmt: skip
     print("\nworst error over the runs, percentage points:")
     print(f"  {'case':28}" + "".join(f"{t:>28}" for t in TOOLS))
     for name in names:
