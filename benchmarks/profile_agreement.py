@@ -35,6 +35,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -57,7 +58,8 @@ STALL_OFF = ["-cstall.enabled=false"]
 PYPERFORMANCE = {"raytrace": 25, "richards": 120, "go": 18, "json_dumps": 600}
 DRIVER = HERE / "workloads" / "timed_run.py"
 ROOT = -1
-"""py-spy's own child in the peer arm: ``hawkwatch run``, whose samples are not the program's."""
+"""Lines without a ``process PID:`` prefix (py-spy names every process with ``--subprocesses``)."""
+PROCESS = re.compile(r'(?:^|;)process (\d+):"([^"]*)"', re.MULTILINE)
 
 
 
@@ -97,10 +99,13 @@ def profile_stacks(profiles: Sequence[Profile]) -> list[tuple[tuple[PyFrame, ...
     return [pair for p in profiles for pair in p.stacks("cpu")]
 
 
-def run_hawkwatch(name: str, scale: float, work: Path) -> tuple[Counter[str], Counter[str]]:
+def run_hawkwatch(
+    name: str, scale: float, work: Path, options: Sequence[str] = ()
+) -> tuple[Counter[str], Counter[str]]:
     home = work / f"hw-{len(list(work.iterdir()))}"
     command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
-               *MONITORS_OFF, *STALL_OFF, "-c", "profiler.rate_hz=100", "--",
+               *MONITORS_OFF, *STALL_OFF, "-c", "profiler.rate_hz=100",
+               *(x for o in options for x in ("-c", o)), "--",
                sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, env=_env(home), capture_output=True, text=True,
                           check=False)  # fmt: skip
@@ -127,10 +132,15 @@ def run_pyspy(name: str, scale: float, work: Path, pyspy: str) -> Counter[str]:
                           check=False)  # fmt: skip
     if not raw.exists():
         raise SystemExit(f"py-spy on {name} failed: {done.stderr[-1500:]!r}")
+    text = raw.read_text()
+    # the supervisor is not the program: its CLI imports, its wait for the program (which
+    # py-spy now and then counts as active) and its reading of the session are left out
+    supervisor = {int(pid) for pid, argv in PROCESS.findall(text) if " run " in argv
+                  and Path(argv.split()[1]).name == "hawkwatch"}  # fmt: skip
     counts: Counter[str] = Counter()
-    for pid, stacks in parse_raw(raw.read_text(), ROOT).items():
-        if pid != ROOT:  # the supervisor (py-spy's root) is not the program: its CLI imports
-            counts += self_shares(list(stacks.items()))  # and session reading are left out
+    for pid, stacks in parse_raw(text, ROOT).items():
+        if pid != ROOT and pid not in supervisor:
+            counts += self_shares(list(stacks.items()))
     return counts
 
 
@@ -178,7 +188,9 @@ def table(columns: Sequence[tuple[str, Counter[str]]]) -> list[str]:
     return lines
 
 
-def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str]:
+def agreement(
+    names: list[str], runs: int, scale: float, pyspy: str, options: Sequence[str] = ()
+) -> list[str]:
     summary: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hw-agreement-") as tmp:
         work = Path(tmp)
@@ -189,7 +201,7 @@ def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str
             second: Counter[str] = Counter()
             load = os.getloadavg()[0]
             for _ in range(runs):  # alternated: hawkwatch, py-spy, py-spy again (A/A), …
-                o, i = run_hawkwatch(name, scale, work)
+                o, i = run_hawkwatch(name, scale, work, options)
                 outside += o
                 inside += i
                 peer += run_pyspy(name, scale, work, pyspy)
@@ -301,6 +313,8 @@ def main() -> int:
     parser.add_argument("--overhead-workloads", default="raytrace,richards")
     parser.add_argument("--arms", default=",".join(ARMS), help="overhead arms to run")
     parser.add_argument("--overhead-scale", type=float, default=0.5)
+    parser.add_argument("-c", dest="options", action="append", default=[],
+                        help="extra hawkwatch option for its agreement runs (diagnostics)")
     args = parser.parse_args()
     pyspy = find_pyspy()
     if pyspy is None:
@@ -309,7 +323,7 @@ def main() -> int:
     names = [*PYPERFORMANCE, "pytest"] if args.workloads == "all" else args.workloads.split(",")
     print(f"machine: nproc={os.cpu_count()}, Python {platform.python_version()}")
     print(f"command: python {' '.join(sys.argv)}")
-    summary = agreement(names, args.runs, args.scale, pyspy) if args.runs else []
+    summary = agreement(names, args.runs, args.scale, pyspy, args.options) if args.runs else []
     ovh_names = [n for n in args.overhead_workloads.split(",") if n]
     if args.overhead_rounds and ovh_names:
         arms = tuple(args.arms.split(","))
