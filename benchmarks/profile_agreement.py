@@ -273,9 +273,14 @@ def agreement(
             for label, (_, gap, band) in rows.items():
                 print(f"  {label:36} top-5 set {verdicts[label]:9}  largest gap "
                       f"{gap:5.2f} pp  (sampling noise ±{band:.2f} pp)")  # fmt: skip
-            margin, margin_band = rank5_margin(peer)
-            print(f"  rank 5 vs 6 in py-spy: {margin:.2f} pp apart, "
-                  f"±{margin_band:.2f} pp noise in one profile")  # fmt: skip
+            margin, margin_band = rank5_margin(peer + second)
+            pooled = sum((peer + second).values())
+            # the band shrinks as 1/√n: samples for it to fall inside the margin, and the runs
+            needed = pooled * (margin_band / margin) ** 2 / 2 if margin > 0 else float("inf")
+            print(f"  rank 5 vs 6 in py-spy (both runs pooled): {margin:.2f} pp apart, "
+                  f"±{margin_band:.2f} pp noise at {pooled} samples; one profile resolves it "
+                  f"from ~{needed:,.0f} samples (~{needed / max(pooled / 2, 1) * runs[name]:.0f}"
+                  f" runs)")  # fmt: skip
             gap = rows["hawkwatch py-spy engine vs py-spy"][1]
             aa_gap = rows["py-spy vs py-spy again (A/A)"][1]
             in_gap = rows["in-process sampler vs py-spy"][1]
@@ -360,7 +365,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument(
         "--more-runs",
-        default="richards=12,json_dumps=12,pytest=10",
+        default="richards=10",
         help="runs per workload where ranks 5 and 6 are close (name=N,...): enough samples "
         "for py-spy's own top-5 to repeat (A/A)",
     )
