@@ -276,7 +276,7 @@ def agreement(
             margin, margin_band = rank5_margin(peer + second)
             pooled = sum((peer + second).values())
             # the band shrinks as 1/√n: samples for it to fall inside the margin, and the runs
-            needed = pooled * (margin_band / margin) ** 2 / 2 if margin > 0 else float("inf")
+            needed = pooled * (margin_band / margin) ** 2 if margin > 0 else float("inf")
             print(f"  rank 5 vs 6 in py-spy (both runs pooled): {margin:.2f} pp apart, "
                   f"±{margin_band:.2f} pp noise at {pooled} samples; one profile resolves it "
                   f"from ~{needed:,.0f} samples (~{needed / max(pooled / 2, 1) * runs[name]:.0f}"
