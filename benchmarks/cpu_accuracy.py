@@ -10,8 +10,9 @@ own CPU clock (``time.thread_time``), so a thread descheduled by other load or w
 GIL adds nothing to it. Every run starts the workload under ``hawkwatch run --profile -c
 profiler.rate_hz=100``, so one run yields
 
-- ``hawkwatch py-spy``: the supervisor's out-of-process windows (``profiler.engine`` auto, blocking
-  py-spy at 100 Hz, each thread's samples cut to its CPU time from ``schedstat``),
+- ``hawkwatch py-spy``: the supervisor's out-of-process windows (``profiler.engine`` auto, py-spy
+  at 100 Hz without pausing the program — ``-c profiler.pyspy_nonblocking=false`` pauses it —,
+  each thread's samples cut to its CPU time from ``schedstat``),
 - ``hawkwatch in-proc``: the agent's in-process sampler (exponential waits; beside py-spy it keeps
   to its budget share, so ``profiler.budget=0.3`` here lets that share pay for 100 Hz),
 
@@ -27,8 +28,9 @@ over the 60 thread-runs of this benchmark a worst error above 3 points is expect
 alone. ``--seconds auto`` (the default) runs each case long enough for a standard error of at
 most ``--se`` points (1.0: 3 points is 3 standard errors) on its least favourable split at 100
 CPU samples a second: 1 ms 70/30 21 s, 5 ms 25/75 19 s, 10 ms 60/40 24 s, 20 ms 85/15 13 s, two
-threads 21 s each. The load average is printed per run. Needs the ``bench`` extra and ptrace
-rights over one's own children (the default).
+threads 21 s each. The load average is printed per run: at loads above ~15 (2 cores), pausing
+py-spy's samples cluster (see ``docs/cpu.md``) and the paused engine misses by up to 5 points.
+Needs the ``bench`` extra and ptrace rights over one's own children (the default).
 """
 
 from __future__ import annotations
