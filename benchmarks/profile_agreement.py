@@ -17,11 +17,12 @@ beside it keeps to its budget share) and, twice, ``py-spy record --rate 100 --su
 only the program's processes count (the supervisor's are left out, as hawkwatch's py-spy never
 sees them), and the agent's own start-up frames are left out of all. Self samples are summed per
 function over the runs. Per workload: the top 10 of each; whether the top-5 sets match and the
-largest gap in points over the union of both top-10s, for hawkwatch against py-spy and for py-
-spy against itself (A/A: the noise floor of the criterion), and how far apart py-spy's ranks 5
-and 6 are. A top-5 set is only reproducible when that margin is well outside its sampling noise:
-where ranks 5 and 6 are 1–2 points apart, py-spy's own top-5 differs from run to run at 4 runs,
-so those workloads get more runs (``--more-runs``).
+largest gap in points over the union of both top-10s, for hawkwatch against py-spy and for
+py-spy against itself (A/A: the noise floor of the criterion), and how far apart py-spy's ranks
+5 and 6 are. A top-5 set is only reproducible when that margin is well outside its sampling
+noise; the table prints how many samples (runs) would resolve it, and the verdict ``tied`` marks
+top-5 sets that differ only by functions statistically tied with the other's 5th (py-spy against
+itself shows the same). ``--more-runs`` gives such workloads more runs.
 
 Overhead (section 2): a driver runs the workload's body and reports its own wall and CPU time
 (``perf_counter``, ``process_time``), so interpreter start-up is left out. Arms, alternated in
