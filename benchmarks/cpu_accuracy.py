@@ -11,7 +11,7 @@ GIL adds nothing to it. Every run starts the workload under ``hawkwatch run --pr
 profiler.rate_hz=100``, so one run yields
 
 - ``hawkwatch py-spy``: the supervisor's out-of-process windows (``profiler.engine`` auto, py-spy
-  at 100 Hz without pausing the program — ``-c profiler.pyspy_nonblocking=false`` pauses it —,
+  at 100 Hz pausing the program per sample — ``-c profiler.pyspy_nonblocking=true`` does not —,
   each thread's samples cut to its CPU time from ``schedstat``),
 - ``hawkwatch in-proc``: the agent's in-process sampler (exponential waits; beside py-spy it keeps
   to its budget share, so ``profiler.budget=0.3`` here lets that share pay for 100 Hz),

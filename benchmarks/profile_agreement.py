@@ -11,7 +11,7 @@ bm_*/run_benchmark.py --worker``, the ``bench`` extra installs it), and a pytest
 of hawkwatch's own suite (``tests/model tests/analysis tests/formats``, browser tests left out).
 
 Agreement: runs alternate ``hawkwatch run --profile -c profiler.rate_hz=100`` (out-of-process
-py-spy engine, without pausing the program by default, 100 Hz; the agent's in-process sampler
+py-spy engine, pausing the program per sample by default, 100 Hz; the agent's in-process sampler
 beside it keeps to its budget share) and, twice, ``py-spy record --rate 100 --subprocesses``
 (blocking mode) on ``hawkwatch run`` with the profiler off — the same program, agent included;
 only the program's processes count (the supervisor's are left out, as hawkwatch's py-spy never

@@ -159,7 +159,7 @@ class ProfilerConfig:
         "py-spy; in-process",
     )
     pyspy_nonblocking: bool = _option(
-        True, "py-spy reads stacks without pausing the program (pauses skew a saturated machine)"
+        False, "let py-spy read stacks without pausing the program (cheaper, less exact)"
     )
 
 
