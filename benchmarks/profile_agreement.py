@@ -1,22 +1,28 @@
 """Where the time went on real code: hawkwatch's top-10 self-time functions against py-spy's,
 and what each sampler costs the program.
 
-Run: python benchmarks/profile_agreement.py [--runs 3] [--scale 1.0] [--workloads all|a,b]
-         [--overhead-rounds 5] [--overhead-workloads raytrace,richards]
+Run: python benchmarks/profile_agreement.py [--runs 4] [--more-runs richards=12,...]
+         [--scale 1.0] [--workloads all|a,b] [--overhead-rounds 5]
+         [--overhead-workloads raytrace,richards]
 
 Workloads, none written here: pyperformance's ``raytrace``, ``richards``, ``go`` and
 ``json_dumps``, run from the benchmark scripts its package ships (``data-files/benchmarks/
 bm_*/run_benchmark.py --worker``, the ``bench`` extra installs it), and a pytest run of a slice
 of hawkwatch's own suite (``tests/model tests/analysis tests/formats``, browser tests left out).
 
-Agreement: runs alternate ``hawkwatch run --profile -o profiler.rate_hz=100`` (out-of-process
-py-spy engine, blocking mode; the agent's in-process sampler runs beside it at 100 Hz) and
-``py-spy record --rate 100 --subprocesses`` (blocking mode) on ``hawkwatch run`` with the
-profiler off — the same program, agent included — ``--runs`` times each; the agent's own
-start-up frames are left out of both. Self
-samples are summed per function over the runs. Per workload: the top 10 of each, whether the
-top-5 sets match, and the largest gap in points over the union of both top-10s, for hawkwatch's
-py-spy windows and, for contrast, its in-process windows.
+Agreement: runs alternate ``hawkwatch run --profile -c profiler.rate_hz=100`` (out-of-process
+py-spy engine, pausing the program per sample by default, 100 Hz; the agent's in-process sampler
+beside it keeps to its budget share) and, twice, ``py-spy record --rate 100 --subprocesses``
+(blocking mode) on ``hawkwatch run`` with the profiler off — the same program, agent included;
+only the program's processes count (the supervisor's are left out, as hawkwatch's py-spy never
+sees them), and the agent's own start-up frames are left out of all. Self samples are summed per
+function over the runs. Per workload: the top 10 of each; whether the top-5 sets match and the
+largest gap in points over the union of both top-10s, for hawkwatch against py-spy and for
+py-spy against itself (A/A: the noise floor of the criterion), and how far apart py-spy's ranks
+5 and 6 are. A top-5 set is only reproducible when that margin is well outside its sampling
+noise; the table prints how many samples (runs) would resolve it, and the verdict ``tied`` marks
+top-5 sets that differ only by functions statistically tied with the other's 5th (py-spy against
+itself shows the same). ``--more-runs`` gives such workloads more runs.
 
 Overhead (section 2): a driver runs the workload's body and reports its own wall and CPU time
 (``perf_counter``, ``process_time``), so interpreter start-up is left out. Arms, alternated in
@@ -35,6 +41,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -56,6 +63,9 @@ STALL_OFF = ["-cstall.enabled=false"]
 # name: values of one loop each, at scale 1 (~6–8 s on a 2-vCPU VM)
 PYPERFORMANCE = {"raytrace": 25, "richards": 120, "go": 18, "json_dumps": 600}
 DRIVER = HERE / "workloads" / "timed_run.py"
+ROOT = -1
+"""Lines without a ``process PID:`` prefix (py-spy names every process with ``--subprocesses``)."""
+PROCESS = re.compile(r'(?:^|;)process (\d+):"([^"]*)"', re.MULTILINE)
 
 
 
@@ -80,12 +90,21 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
+IMPORTS = "(imports)"
+"""Samples under the import machinery, compared apart: hawkwatch's py-spy attaches to a running
+interpreter, so the program's first imports (~0.1–0.5 s) fall before its first window, while
+``py-spy record -- program`` sees them from the first instruction."""
+
+
 def self_shares(stacks: Sequence[tuple[tuple[PyFrame, ...], int]]) -> Counter[str]:
-    """Self samples per function ``func (file name)`` (line numbers merged)."""
+    """Self samples per function ``func (file name)`` (line numbers merged); stacks through the
+    import machinery count as ``IMPORTS``."""
     counts: Counter[str] = Counter()
     for stack, count in stacks:
         frames = [f for f in stack if not is_thread_frame(f)]
-        if frames:
+        if any(f.file.startswith("<frozen importlib") for f in frames):
+            counts[IMPORTS] += count
+        elif frames:
             inner = frames[0]
             counts[f"{inner.func} ({Path(inner.file).name})"] += count
     return counts
@@ -95,10 +114,13 @@ def profile_stacks(profiles: Sequence[Profile]) -> list[tuple[tuple[PyFrame, ...
     return [pair for p in profiles for pair in p.stacks("cpu")]
 
 
-def run_hawkwatch(name: str, scale: float, work: Path) -> tuple[Counter[str], Counter[str]]:
+def run_hawkwatch(
+    name: str, scale: float, work: Path, options: Sequence[str] = ()
+) -> tuple[Counter[str], Counter[str]]:
     home = work / f"hw-{len(list(work.iterdir()))}"
     command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
-               *MONITORS_OFF, *STALL_OFF, "-c", "profiler.rate_hz=100", "--",
+               *MONITORS_OFF, *STALL_OFF, "-c", "profiler.rate_hz=100",
+               *(x for o in options for x in ("-c", o)), "--",
                sys.executable, *workload_argv(name, scale, work)]  # fmt: skip
     done = subprocess.run(command, cwd=REPO, env=_env(home), capture_output=True, text=True,
                           check=False)  # fmt: skip
@@ -125,33 +147,90 @@ def run_pyspy(name: str, scale: float, work: Path, pyspy: str) -> Counter[str]:
                           check=False)  # fmt: skip
     if not raw.exists():
         raise SystemExit(f"py-spy on {name} failed: {done.stderr[-1500:]!r}")
+    text = raw.read_text()
+    # the supervisor is not the program: its CLI imports, its wait for the program (which
+    # py-spy now and then counts as active) and its reading of the session are left out
+    supervisor = {int(pid) for pid, argv in PROCESS.findall(text) if " run " in argv
+                  and Path(argv.split()[1]).name == "hawkwatch"}  # fmt: skip
     counts: Counter[str] = Counter()
-    for stacks in parse_raw(raw.read_text(), 0).values():
-        counts += self_shares(list(stacks.items()))
+    for pid, stacks in parse_raw(text, ROOT).items():
+        if pid != ROOT and pid not in supervisor:
+            counts += self_shares(list(stacks.items()))
     return counts
 
 
-def compare(a: Counter[str], b: Counter[str]) -> tuple[bool, float, float, list[str]]:
+def top(counts: Counter[str], n: int = 10) -> list[str]:
+    return [k for k, _ in counts.most_common(n)]
+
+
+def compare(a: Counter[str], b: Counter[str]) -> tuple[bool, float, float]:
     """(same top-5 set, largest gap in points over both top-10s, the 95 % sampling band of that
-    gap — a difference of two binomial shares — and the table lines)."""
+    gap — a difference of two binomial shares)."""
     ta, tb = sum(a.values()) or 1, sum(b.values()) or 1
-    top_a = [k for k, _ in a.most_common(10)]
-    top_b = [k for k, _ in b.most_common(10)]
+    top_a, top_b = top(a), top(b)
     same5 = set(top_a[:5]) == set(top_b[:5])
     gaps = {k: abs(a[k] / ta - b[k] / tb) * 100 for k in {*top_a, *top_b}}
     gap = max(gaps.values(), default=0.0)
     widest = max(gaps, key=lambda k: gaps[k], default="")
     p = (a[widest] + b[widest]) / (ta + tb) if widest else 0.0
     band = 1.96 * math.sqrt(p * (1 - p) * (1 / ta + 1 / tb)) * 100
-    lines = []
+    return same5, gap, band
+
+
+def tied(counts: Counter[str], x: str, y: str) -> bool:
+    """Whether ``x`` and ``y`` have shares within the 95 % noise of their difference in this
+    profile (two counts of one multinomial sample): their order is then not in the data."""
+    total = sum(counts.values()) or 1
+    px, py = counts[x] / total, counts[y] / total
+    return abs(px - py) <= 1.96 * math.sqrt(max(px + py - (px - py) ** 2, 0.0) / total)
+
+
+def top5_verdict(a: Counter[str], b: Counter[str]) -> str:
+    """``same``; ``tied`` when every function in one top-5 only is tied (``tied``) with the
+    other profile's 5th in that profile — the set is then not determined by the samples; else
+    ``DIFFERENT``."""
+    top_a, top_b = top(a, 5), top(b, 5)
+    if set(top_a) == set(top_b):
+        return "same"
+    only_a = [k for k in top_a if k not in top_b]
+    only_b = [k for k in top_b if k not in top_a]
+    ok = all(tied(b, k, top_b[-1]) for k in only_a) and all(tied(a, k, top_a[-1]) for k in only_b)
+    return "tied" if ok else "DIFFERENT"
+
+
+def rank5_margin(counts: Counter[str]) -> tuple[float, float]:
+    """(points between ranks 5 and 6, the 95 % band of that difference within one profile of
+    these samples): a top-5 set only reproduces when the margin is well outside the band."""
+    total = sum(counts.values()) or 1
+    ranked = counts.most_common(6)
+    if len(ranked) < 6:
+        return 100.0, 0.0
+    p5, p6 = ranked[4][1] / total, ranked[5][1] / total
+    band = 1.96 * math.sqrt((p5 + p6 - (p5 - p6) ** 2) / total) * 100
+    return (p5 - p6) * 100, band
+
+
+def table(columns: Sequence[tuple[str, Counter[str]]]) -> list[str]:
+    """Top 10 of each profile side by side (share, function)."""
+    lines = [f"  {'#':>2}  " + "   ".join(f"{title[:47]:47}" for title, _ in columns)]
+    tops = [(top(counts), sum(counts.values()) or 1, counts) for _, counts in columns]
     for i in range(10):
-        left = f"{a[top_a[i]] / ta * 100:5.1f}% {top_a[i][:40]:40}" if i < len(top_a) else " " * 47
-        right = f"{b[top_b[i]] / tb * 100:5.1f}% {top_b[i][:40]}" if i < len(top_b) else ""
-        lines.append(f"  {i + 1:>2}  {left}   {right}")
-    return same5, gap, band, lines
+        cells = [
+            f"{counts[names[i]] / total * 100:5.1f}% {names[i][:40]:40}" if i < len(names)
+            else " " * 47
+            for names, total, counts in tops
+        ]  # fmt: skip
+        lines.append(f"  {i + 1:>2}  " + "   ".join(cells))
+    return lines
 
 
-def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str]:
+def agreement(
+    names: list[str],
+    runs: dict[str, int],
+    scale: float,
+    pyspy: str,
+    options: Sequence[str] = (),
+) -> list[str]:
     summary: list[str] = []
     with tempfile.TemporaryDirectory(prefix="hw-agreement-") as tmp:
         work = Path(tmp)
@@ -159,26 +238,57 @@ def agreement(names: list[str], runs: int, scale: float, pyspy: str) -> list[str
             outside: Counter[str] = Counter()
             inside: Counter[str] = Counter()
             peer: Counter[str] = Counter()
-            for _ in range(runs):  # alternated: hawkwatch, py-spy, hawkwatch, py-spy …
-                o, i = run_hawkwatch(name, scale, work)
+            second: Counter[str] = Counter()
+            load = os.getloadavg()[0]
+            for _ in range(runs[name]):  # alternated: hawkwatch, py-spy, py-spy again (A/A), …
+                o, i = run_hawkwatch(name, scale, work, options)
                 outside += o
                 inside += i
                 peer += run_pyspy(name, scale, work, pyspy)
-            n = (sum(outside.values()), sum(inside.values()), sum(peer.values()))
-            print(f"\n{name}: self time, {runs} runs each; samples: hawkwatch py-spy {n[0]}, "
-                  f"hawkwatch in-process {n[1]}, py-spy {n[2]}")  # fmt: skip
-            same5, gap, band, lines = compare(outside, peer)
-            print(f"  {'#':>2}  {'hawkwatch (py-spy engine)':47}   py-spy record (blocking)")
-            print("\n".join(lines))
-            in5, in_gap, _, _ = compare(inside, peer)
-            verdict = "met" if same5 and gap <= 3 else "NOT met"
-            print(f"  hawkwatch py-spy engine vs py-spy: same top-5 {same5}, largest gap "
-                  f"{gap:.2f} pp, sampling noise ±{band:.2f} pp ({verdict}); "
-                  f"in-process sampler vs py-spy: same top-5 {in5}, "
-                  f"largest gap {in_gap:.2f} pp")  # fmt: skip
-            inner = f"in-process {in_gap:.2f} pp/{'same' if in5 else 'different'}"
+                second += run_pyspy(name, scale, work, pyspy)
+            load = (load + os.getloadavg()[0]) / 2
+            imports = []
+            for counts in (outside, inside, peer, second):
+                total = sum(counts.values()) or 1
+                imports.append(counts.pop(IMPORTS, 0) / total * 100)
+            n = (sum(outside.values()), sum(inside.values()), sum(peer.values()),
+                 sum(second.values()))  # fmt: skip
+            print(f"\n{name}: self time, {runs[name]} runs each; samples: hawkwatch py-spy {n[0]}, "
+                  f"hawkwatch in-process {n[1]}, py-spy {n[2]}, py-spy again {n[3]}; "
+                  f"load average {load:.2f}")  # fmt: skip
+            print(f"  import machinery, left out of the comparison: hawkwatch py-spy "
+                  f"{imports[0]:.1f} %, in-process {imports[1]:.1f} %, py-spy {imports[2]:.1f} "
+                  f"%, py-spy again {imports[3]:.1f} % of samples")  # fmt: skip
+            print("\n".join(table([("hawkwatch (py-spy engine)", outside),
+                                   ("py-spy record (blocking)", peer),
+                                   ("py-spy record again (A/A)", second)])))  # fmt: skip
+            rows = {"hawkwatch py-spy engine vs py-spy": compare(outside, peer),
+                    "py-spy vs py-spy again (A/A)": compare(peer, second),
+                    "hawkwatch vs py-spy again": compare(outside, second),
+                    "in-process sampler vs py-spy": compare(inside, peer)}  # fmt: skip
+            pairs = {"hawkwatch py-spy engine vs py-spy": (outside, peer),
+                     "py-spy vs py-spy again (A/A)": (peer, second),
+                     "hawkwatch vs py-spy again": (outside, second),
+                     "in-process sampler vs py-spy": (inside, peer)}  # fmt: skip
+            verdicts = {label: top5_verdict(*pair) for label, pair in pairs.items()}
+            for label, (_, gap, band) in rows.items():
+                print(f"  {label:36} top-5 set {verdicts[label]:9}  largest gap "
+                      f"{gap:5.2f} pp  (sampling noise ±{band:.2f} pp)")  # fmt: skip
+            margin, margin_band = rank5_margin(peer + second)
+            pooled = sum((peer + second).values())
+            # the band shrinks as 1/√n: samples for it to fall inside the margin, and the runs
+            needed = pooled * (margin_band / margin) ** 2 if margin > 0 else float("inf")
+            print(f"  rank 5 vs 6 in py-spy (both runs pooled): {margin:.2f} pp apart, "
+                  f"±{margin_band:.2f} pp noise at {pooled} samples; one profile resolves it "
+                  f"from ~{needed:,.0f} samples (~{needed / max(pooled / 2, 1) * runs[name]:.0f}"
+                  f" runs)")  # fmt: skip
+            gap = rows["hawkwatch py-spy engine vs py-spy"][1]
+            aa_gap = rows["py-spy vs py-spy again (A/A)"][1]
+            in_gap = rows["in-process sampler vs py-spy"][1]
             summary.append(
-                f"{name}: {gap:.2f} pp/{'same' if same5 else 'DIFFERENT'} top-5 ({inner})"
+                f"{name}: {gap:.2f} pp/{verdicts['hawkwatch py-spy engine vs py-spy']} top-5, "
+                f"A/A {aa_gap:.2f} pp/{verdicts['py-spy vs py-spy again (A/A)']} (in-process "
+                f"{in_gap:.2f} pp/{verdicts['in-process sampler vs py-spy']}; load {load:.1f})"
             )
     return summary
 
@@ -253,13 +363,21 @@ def overhead(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=4)
+    parser.add_argument(
+        "--more-runs",
+        default="richards=10",
+        help="runs per workload where ranks 5 and 6 are close (name=N,...): enough samples "
+        "for py-spy's own top-5 to repeat (A/A)",
+    )
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--workloads", default="all")
     parser.add_argument("--overhead-rounds", type=int, default=5)
     parser.add_argument("--overhead-workloads", default="raytrace,richards")
     parser.add_argument("--arms", default=",".join(ARMS), help="overhead arms to run")
     parser.add_argument("--overhead-scale", type=float, default=0.5)
+    parser.add_argument("-c", dest="options", action="append", default=[],
+                        help="extra hawkwatch option for its agreement runs (diagnostics)")
     args = parser.parse_args()
     pyspy = find_pyspy()
     if pyspy is None:
@@ -268,7 +386,12 @@ def main() -> int:
     names = [*PYPERFORMANCE, "pytest"] if args.workloads == "all" else args.workloads.split(",")
     print(f"machine: nproc={os.cpu_count()}, Python {platform.python_version()}")
     print(f"command: python {' '.join(sys.argv)}")
-    summary = agreement(names, args.runs, args.scale, pyspy) if args.runs else []
+    runs = {name: args.runs for name in names}
+    for item in filter(None, args.more_runs.split(",")):
+        name, _, count = item.partition("=")
+        if name in runs and args.runs:
+            runs[name] = int(count)
+    summary = agreement(names, runs, args.scale, pyspy, args.options) if args.runs else []
     ovh_names = [n for n in args.overhead_workloads.split(",") if n]
     if args.overhead_rounds and ovh_names:
         arms = tuple(args.arms.split(","))

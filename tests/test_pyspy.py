@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,39 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     assert chosen.options.rate_hz == pytest.approx(53.33, abs=0.01)  # 0.8 % at 150 µs a sample
     fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
     assert fixed is not None and fixed.options.rate_hz == 37
+
+
+def test_a_py_spy_that_overruns_its_window_is_killed_and_the_program_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A py-spy stuck while attached would keep the program paused: past its window and the
+    overrun allowance the recorder stops it, even one that ignores SIGINT."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from hawkwatch.pyspy import Recorder, RecorderOptions
+    from tests.builders import wait_for
+
+    stuck = tmp_path / "stuck-py-spy"
+    stuck.write_text(
+        f"#!{sys.executable}\nimport signal, time\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(600)\n"
+    )
+    stuck.chmod(0o755)
+    program = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        recorder = Recorder(
+            program.pid,
+            RecorderOptions(window_s=1.0, executable=str(stuck), overrun_s=0.5),
+        )
+        recorder.start()
+        assert wait_for(lambda: len(recorder.errors) >= 1, timeout_s=60)
+        recorder.stop()
+        assert program.poll() is None  # the program itself was never touched
+        assert recorder.windows == []
+        assert "exit -9" in recorder.errors[0]  # killed, as it ignored SIGINT
+    finally:
+        os.kill(program.pid, signal.SIGKILL)
+        program.wait()

@@ -231,6 +231,9 @@ class RecorderOptions:
     window_s: float = MAX_WINDOW_S
     nonblocking: bool = False
     executable: str = "py-spy"
+    overrun_s: float = 30.0
+    """A py-spy still running this long after its window should have ended is stopped (SIGINT,
+    then SIGKILL): a py-spy stuck while attached would keep the program paused."""
 
 
 class Recorder:
@@ -308,6 +311,8 @@ class Recorder:
         program = _program(self.pid)
         cpu_last = dict(cpu_before)
         polls = 0
+        deadline = time.monotonic() + min(self.options.window_s, MAX_WINDOW_S)
+        deadline += self.options.overrun_s
         while True:  # a program that execs another gets a new window (py-spy loses it)
             try:
                 child.wait(EXEC_POLL_S)
@@ -316,6 +321,10 @@ class Recorder:
                 if _program(self.pid) != program:
                     with contextlib.suppress(ProcessLookupError):
                         child.send_signal(signal.SIGINT)
+                late = time.monotonic() - deadline
+                if late > 0:  # stuck: free the program (the kernel detaches a killed tracer)
+                    with contextlib.suppress(ProcessLookupError):
+                        child.send_signal(signal.SIGINT if late < 2.0 else signal.SIGKILL)
                 polls += 1
                 if polls % CPU_POLLS == 0:  # the last readings stand for threads that end
                     cpu_last.update(thread_cpu_seconds(self.pid))

@@ -253,3 +253,41 @@ def test_beside_py_spy_the_in_process_sampler_keeps_a_fifth_of_the_budget(
     assert _budget(ProfilerConfig(budget=0.01)) == 0.01
     monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
     assert _budget(ProfilerConfig(budget=0.01)) == pytest.approx(0.002)
+
+
+def test_beside_py_spy_a_fixed_rate_is_py_spys_and_the_in_process_sampler_keeps_its_budget(
+    hawkwatch_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a fixed 250 Hz alone the sampler waits 1/250 s; beside py-spy it adapts to its budget
+    share instead, so no wait is shorter than 1/max_rate_hz and the session says no fixed rate."""
+    import dataclasses
+
+    from hawkwatch.agent.sampling import IntervalDraw
+    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR
+
+    asked: list[float] = []
+
+    class Recording(IntervalDraw):
+        def exponential(self, mean: float) -> float:
+            asked.append(mean)
+            return super().exponential(mean)
+
+    hawkwatch.start(
+        profiler_enabled=False, resources_enabled=False, imports_enabled=False, cpu_enabled=False
+    )
+    agent = current_agent()
+    assert agent is not None and agent.context is not None
+    monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
+    config = dataclasses.replace(
+        agent.context.config,
+        profiler=ProfilerConfig(enabled=True, rate_hz=250, max_rate_hz=100, window_s=3600),
+    )
+    ctx = dataclasses.replace(agent.context, config=config)
+    monitor = ProfilerMonitor(Recording(lambda: 0.5))
+    monitor.start(ctx)
+    try:
+        assert wait_for(lambda: len(asked) >= 5)
+    finally:
+        monitor.stop()
+    assert all(mean >= 1 / 100 for mean in asked[:5])
+    assert agent.session.metadata["profiler"]["rate_hz"] == 0.0
