@@ -54,6 +54,11 @@ def build_memory_report(records: Iterable[Record]) -> MemoryReport:
         rss_first_bytes=rss[0] if rss else None,
         rss_last_bytes=rss[-1] if rss else None,
         rss_peak_bytes=max(rss) if rss else None,
+        notes=tuple(
+            f"{t.backend} did not run: {t.reason}"
+            for t in decoded.of(MemoryTrace)
+            if t.state == "failed"
+        ),
     )
 
 
@@ -64,7 +69,7 @@ def _windows(traces: list[MemoryTrace]) -> tuple[TracingWindow, ...]:
     for trace in sorted(traces, key=lambda t: t.time):
         if trace.state == "started":
             if open_one is not None:
-                windows.append(TracingWindow(open_one.time, open_one.reason, owned=open_one.owned))
+                windows.append(_unfinished(open_one))
             open_one = trace
         elif trace.state == "stopped":
             begin = open_one if open_one is not None else trace
@@ -78,12 +83,28 @@ def _windows(traces: list[MemoryTrace]) -> tuple[TracingWindow, ...]:
                     trace.cost_s,
                     trace.tracemalloc_bytes,
                     trace.owned,
+                    trace.backend,
+                    trace.capture,
+                    trace.capture_bytes,
+                    trace.native,
                 )
             )
             open_one = None
     if open_one is not None:
-        windows.append(TracingWindow(open_one.time, open_one.reason, owned=open_one.owned))
+        windows.append(_unfinished(open_one))
     return tuple(windows)
+
+
+def _unfinished(started: MemoryTrace) -> TracingWindow:
+    """A window whose stop was never recorded (the process was killed, or is still running)."""
+    return TracingWindow(
+        started.time,
+        started.reason,
+        owned=started.owned,
+        backend=started.backend,
+        capture=started.capture,
+        native=started.native,
+    )
 
 
 def top_stacks_live(report: MemoryReport) -> LiveAllocations:

@@ -11,6 +11,9 @@ from hawkwatch.cli._common import add_option_arguments
 from hawkwatch.errors import ConfigError
 
 
+MEMORY_BACKENDS = ("tracemalloc", "memray")
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "hawkwatch run [OPTIONS] -- python app.py ARGS…\n"
@@ -32,9 +35,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--memory",
-        action="store_true",
+        nargs="?",
+        const="tracemalloc",
+        metavar="BACKEND",
         help="trace allocations from the start (same as -c memory.trace=always; costs the app "
-        "time on every allocation)",
+        "time on every allocation); --memory=memray records with memray instead, native "
+        "allocations included (the memory extra; leak suspects are found at exit)",
     )
     parser.add_argument(
         "--children",
@@ -69,8 +75,13 @@ def run(args: argparse.Namespace) -> int:
         options["profiler.enabled"] = "true"
     if args.io:
         options["io.enabled"] = "true"
-    if args.memory:
+    if args.memory is not None:
+        backend = args.memory
+        if backend not in MEMORY_BACKENDS:  # ``--memory python app.py``: no backend was given
+            command.insert(0, backend)
+            backend = "tracemalloc"
         options["memory.trace"] = "always"
+        options["memory.backend"] = backend
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:

@@ -20,7 +20,9 @@ from hawkwatch.model.records.memory import (
 
 @dataclass(frozen=True, slots=True)
 class TracingWindow:
-    """One tracemalloc window: when, why, and its cost (``None`` while still open at the end)."""
+    """One tracing window: when, why, and its cost (``None`` while still open at the end).
+
+    With memray (``backend``), ``capture`` names its file in the session folder."""
 
     start: float
     reason: str
@@ -30,6 +32,10 @@ class TracingWindow:
     cost_s: float = 0.0
     tracemalloc_bytes: int = 0
     owned: bool = True
+    backend: str = "tracemalloc"
+    capture: str = ""
+    capture_bytes: int = 0
+    native: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +52,7 @@ class MemoryReport:
     rss_first_bytes: float | None = None
     rss_last_bytes: float | None = None
     rss_peak_bytes: float | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:

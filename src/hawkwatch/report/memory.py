@@ -20,6 +20,7 @@ from hawkwatch.model.records.memory import MemFrame
 from hawkwatch.report.allocations import size_text
 
 MAX_FRAMES = 8
+NATIVE_SHOWN = 2
 
 
 def to_json_document(report: MemoryReport) -> dict[str, Any]:
@@ -67,12 +68,17 @@ def to_json_dict(report: MemoryReport) -> dict[str, Any]:
                     "cost_s": w.cost_s,
                     "tracemalloc_bytes": w.tracemalloc_bytes,
                     "owned": w.owned,
+                    "backend": w.backend,
+                    "capture": w.capture or None,
+                    "capture_bytes": w.capture_bytes,
+                    "native": w.native,
                 }
                 for w in report.windows
             ],
             "snapshots": report.snapshots,
             "cost_s": round(sum(w.cost_s for w in report.windows), 6),
             "tracemalloc_bytes": max((w.tracemalloc_bytes for w in report.windows), default=0),
+            "notes": list(report.notes),
         },
         "rss": {
             "first_bytes": report.rss_first_bytes,
@@ -88,14 +94,31 @@ def render_json(report: MemoryReport, file: TextIO) -> None:
 
 
 def frame_text(frame: MemFrame) -> str:
-    return f"{frame.function} ({frame.file}:{frame.line})"
+    where = f"{frame.file}:{frame.line}" if frame.file else "?"
+    return f"{frame.function} ({where})" + (" [native]" if frame.native else "")
 
 
 def _stack_lines(frames: Sequence[MemFrame], indent: str) -> Iterator[str]:
-    for frame in frames[:MAX_FRAMES]:
-        yield f"{indent}{frame_text(frame)}"
-    if len(frames) > MAX_FRAMES:
-        yield f"{indent}… {len(frames) - MAX_FRAMES} more frames"
+    """Up to ``MAX_FRAMES`` frames; of a native run (memray) only its innermost
+    ``NATIVE_SHOWN``, so the Python frames that made the allocation stay in view."""
+    shown: list[MemFrame] = []
+    skipped = native_run = 0
+    for frame in frames:
+        native_run = native_run + 1 if frame.native else 0
+        if native_run > NATIVE_SHOWN:
+            skipped += 1
+            continue
+        if native_run == 0 and skipped:
+            yield from (f"{indent}{frame_text(f)}" for f in shown)
+            yield f"{indent}… {skipped} native frames"
+            shown, skipped = [], 0
+        shown.append(frame)
+    lines = [f"{indent}{frame_text(f)}" for f in shown]
+    if skipped:
+        lines.append(f"{indent}… {skipped} native frames")
+    yield from lines[:MAX_FRAMES]
+    if len(lines) > MAX_FRAMES:
+        yield f"{indent}… {len(lines) - MAX_FRAMES} more frames"
 
 
 def memory_lines(report: MemoryReport) -> Iterator[str]:
@@ -116,10 +139,20 @@ def memory_lines(report: MemoryReport) -> Iterator[str]:
     for w in report.windows:
         end = f"stopped ({w.end_reason})" if w.end is not None else "still on at the end"
         owner = "" if w.owned else ", the app's own tracemalloc"
+        if w.backend == "memray":
+            stacks = "native and Python stacks" if w.native else "Python stacks"
+            yield (
+                f"tracing: memray ({stacks}), started ({w.reason}), {end}; {w.snapshots} "
+                f"moments read from its capture {w.capture} ({size_text(w.capture_bytes)}) in "
+                f"{w.cost_s * 1000:.0f} ms CPU"
+            )
+            continue
         yield (
             f"tracing: started ({w.reason}{owner}), {end}; {w.snapshots} snapshots, "
             f"{w.cost_s * 1000:.0f} ms CPU, tracemalloc used {size_text(w.tracemalloc_bytes)}"
         )
+    for note in report.notes:
+        yield f"tracing: {note}"
     if not report.windows:
         yield "tracing: off (no growth, or memory.trace=never)"
     if report.leaks:

@@ -13,6 +13,7 @@ Its cost (CPU spent on snapshots, tracemalloc's own memory) is in ``memory-trace
 from __future__ import annotations
 
 import os
+import sys
 import time
 import tracemalloc
 from collections import deque
@@ -40,10 +41,14 @@ from hawkwatch.model.records.memory import (
 
 if TYPE_CHECKING:
     from hawkwatch.agent.monitor import AgentContext
+    from hawkwatch.agent.plugins.memory_memray import MemrayRecorder
     from hawkwatch.agent.plugins.memory_trace import AllocationTracer
+    from hawkwatch.model.allocations import LiveAllocations
 
 MB = 1024 * 1024
 TRACE_MODES = ("auto", "always", "never")
+BACKENDS = ("tracemalloc", "memray")
+MEMRAY_POINTS = 12
 MAX_SUSPECTS = 10
 MAX_TYPES = 5
 MAX_STACKS_JSON = 14_000
@@ -61,6 +66,7 @@ class MemoryMonitor:
         self._rule = GrowthRule()
         self._mode = "auto"
         self._tracer: AllocationTracer | None = None
+        self._memray: MemrayRecorder | None = None
         self._next_snapshot = 0.0
         self._last_growth = 0.0
         self._growing = False
@@ -76,13 +82,20 @@ class MemoryMonitor:
         config = ctx.config.memory
         if config.trace not in TRACE_MODES:
             raise ValueError(f"memory.trace = {config.trace!r}: use auto, always or never")
+        if config.backend not in BACKENDS:
+            raise ValueError(f"memory.backend = {config.backend!r}: use tracemalloc or memray")
         self._ctx = ctx
         self._mode = config.trace
         self._rule = GrowthRule(
             config.window_s, config.growth_min_mb * MB, config.growth_min_percent
         )
         self._resident = resident_reader()
-        if self._mode == "always":
+        if config.backend == "memray" and self._mode != "never":
+            if _main_running():
+                self._start_memray()
+            else:  # under ``hawkwatch run``: once the bootstrap's profile hook is gone
+                ctx.on("main-started", self._start_memray_soon)
+        elif self._mode == "always":
             self._start_tracing("always")
         self.tick()
         ctx.every(config.interval_s, self.tick, self)
@@ -101,12 +114,16 @@ class MemoryMonitor:
             self._last_growth = now
             if not self._growing:
                 self._write_growth(ctx, finding)
-            if self._tracer is None and self._mode == "auto":
+            if self._tracer is None and self._memray is None and self._mode == "auto":
                 self._start_tracing("growth")
         self._growing = finding is not None
+        config = ctx.config.memory
+        if self._memray is not None:
+            # No object census under memray: memray records the census's every allocation,
+            # which made one census hold the GIL for seconds in the three-leak example.
+            return
         if self._tracer is None:
             return
-        config = ctx.config.memory
         if not tracemalloc.is_tracing():  # the app stopped tracemalloc: its call, not ours
             self._stop_tracing("stopped-by-app")
         elif (
@@ -157,6 +174,94 @@ class MemoryMonitor:
                 reason=reason if tracer.owned else "app-tracing",
                 nframes=config.trace_frames,
                 owned=tracer.owned,
+            )
+        )
+
+    def _start_memray_soon(self) -> None:
+        """From the scheduler thread: memray must not start inside a profile callback (the
+        callback's frames would stay on its stack, freed), and it hooks every thread anyway."""
+        if self._ctx is not None:
+            self._ctx.defer(self._start_memray, self)
+
+    def _start_memray(self) -> None:
+        """memray from now to exit; where it cannot run, tracemalloc in its place (and why)."""
+        ctx = self._ctx
+        if ctx is None:
+            return
+        from hawkwatch.agent.plugins.memory_memray import MemrayRecorder, MemrayUnavailable
+
+        recorder = MemrayRecorder(ctx.session.path)
+        try:
+            recorder.start()
+        except MemrayUnavailable as exc:
+            ctx.write(
+                MemoryTrace(
+                    time=ctx.wall_clock(),
+                    state="failed",
+                    reason=f"memray-unavailable: {exc}",
+                    backend="memray",
+                )
+            )
+            self._start_tracing("always")
+            return
+        self._memray = recorder
+        self._censuses.clear()
+        self._cost_s = 0.0
+        self._next_snapshot = time.monotonic() + ctx.config.memory.snapshot_interval_s
+        ctx.write(
+            MemoryTrace(
+                time=ctx.wall_clock(),
+                state="started",
+                reason="always",
+                backend="memray",
+                capture=recorder.path.name,
+                native=recorder.native,
+            )
+        )
+
+    def _stop_memray(self, reason: str) -> None:
+        """End memray's recording, read its capture: snapshots, suspects, cost."""
+        recorder, self._memray = self._memray, None
+        ctx = self._ctx
+        if recorder is None or ctx is None:
+            return
+        recorder.stop()
+        started = time.thread_time()
+        config = ctx.config.memory
+        result = recorder.read(MEMRAY_POINTS)
+        wall = ctx.wall_clock()
+        for live in result.snapshots:
+            ctx.write(_snapshot_record(live, live.time_s or wall))
+        last = result.snapshots[-1] if result.snapshots else None
+        counts = {g.stack_id: g.count for g in last.groups} if last else {}
+        span = (last.time_s or 0) - (result.snapshots[0].time_s or 0) if last else 0.0
+        if len(result.snapshots) >= config.min_snapshots and last is not None:
+            for rank, suspect in enumerate(result.suspects[:MAX_SUSPECTS]):
+                ctx.write(
+                    LeakSuspect(
+                        time=wall,
+                        rank=rank,
+                        frames=_model_frames(last, suspect.key),
+                        growth_bytes=suspect.growth,
+                        live_bytes=suspect.last,
+                        count=counts.get(suspect.key, 0),
+                        grown=suspect.grown,
+                        steps=suspect.steps,
+                        rate_bytes_per_s=round(suspect.growth / span, 1) if span > 0 else 0.0,
+                    )
+                )
+        self._cost_s += time.thread_time() - started
+        ctx.write(
+            MemoryTrace(
+                time=ctx.wall_clock(),
+                state="stopped",
+                reason=reason,
+                snapshots=len(result.snapshots),
+                cost_s=round(self._cost_s, 6),
+                backend="memray",
+                capture=recorder.path.name,
+                capture_bytes=result.capture_bytes,
+                native=result.native,
             )
         )
 
@@ -276,17 +381,69 @@ class MemoryMonitor:
 
     def stop(self) -> None:
         self._stop_tracing("stop")
+        self._stop_memray("stop")
         self._ctx = None
 
     def after_fork_child(self) -> None:
         tracer, self._tracer = self._tracer, None
         if tracer is not None:
             tracer.stop()
+        recorder, self._memray = self._memray, None
+        if recorder is not None:
+            recorder.abandon()
         self._ctx = None
 
 
 def _frames(tracer: AllocationTracer, stack_id: int) -> tuple[MemFrame, ...]:
     return tuple(MemFrame(f.func, f.file, f.line) for f in tracer.frames(stack_id))
+
+
+def _main_running() -> bool:
+    """Whether ``__main__``'s module code is on this thread's stack (``hawkwatch.start()`` from
+    the app), rather than the interpreter still starting (``hawkwatch run``'s sitecustomize).
+
+    memray follows Python stacks with a profile hook; the one ``hawkwatch run`` sets until the
+    main module starts would replace it, so there memray starts only once that hook is gone.
+    """
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _model_frames(live: LiveAllocations, stack_id: int) -> tuple[MemFrame, ...]:
+    """A stack of the shared model as record frames (native ones flagged), innermost first."""
+    from hawkwatch.model.stack import PyFrame
+
+    out = []
+    for frame in live.stacks.stack(stack_id):
+        if isinstance(frame, PyFrame):
+            out.append(MemFrame(frame.func, frame.file, frame.line))
+        else:
+            out.append(MemFrame(frame.symbol or frame.label, frame.file, frame.line, native=True))
+    return tuple(out)
+
+
+def _snapshot_record(live: LiveAllocations, wall: float) -> MemorySnapshot:
+    """One moment of a memray capture: totals and the stacks Matrix's emit rules list."""
+    from hawkwatch.analysis.allocations import build_allocation_report
+    from hawkwatch.model.allocation_report import ReportRules
+
+    report = build_allocation_report(live, ReportRules())
+    listed = report.categories[0].stacks if report.categories else ()
+    stacks = [StackBytes(_model_frames(live, s.stack_id), s.bytes, s.count) for s in listed]
+    while len(msgspec.json.encode(stacks)) > MAX_STACKS_JSON and len(stacks) > 1:
+        stacks.pop()
+    return MemorySnapshot(
+        time=wall,
+        index=live.position or 0,
+        total_bytes=live.total_bytes,
+        count=live.total_count,
+        stack_count=len(live.groups),
+        stacks=tuple(stacks),
+    )
 
 
 def _growing(censuses: deque[dict[str, int]]) -> list[SteadyGrowth[str]]:
