@@ -19,7 +19,7 @@ class Lifetime(NamedTuple):
 
     made_before: int
     freed_before: int | None
-    count: int
+    blocks: int
     bytes: int
 
 
@@ -55,5 +55,5 @@ def live_at(lifetimes: Iterable[Lifetime], points: Sequence[int]) -> list[tuple[
             if life.freed_before is not None and life.freed_before <= points[index]:
                 break  # freed before this point, so before the later ones too
             out[index][0] += life.bytes
-            out[index][1] += life.count
+            out[index][1] += life.blocks
     return [(size, count) for size, count in out]

@@ -10,7 +10,6 @@ from hawkwatch.api.options import parse_options
 from hawkwatch.cli._common import add_option_arguments
 from hawkwatch.errors import ConfigError
 
-
 MEMORY_BACKENDS = ("tracemalloc", "memray")
 
 

@@ -18,6 +18,7 @@ import time
 import tracemalloc
 from collections import deque
 from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
@@ -405,11 +406,11 @@ def _main_running() -> bool:
     memray follows Python stacks with a profile hook; the one ``hawkwatch run`` sets until the
     main module starts would replace it, so there memray starts only once that hook is gone.
     """
-    frame = sys._getframe()
+    frame: FrameType | None = sys._getframe()
     while frame is not None:
         if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
             return True
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     return False
 
 

@@ -1,4 +1,4 @@
-"""Allocation tracing with memray (``memory.backend=memray``), into the shared live-allocation model.
+"""Allocation tracing with memray (``memory.backend=memray``) into the shared allocation model.
 
 memray records every allocation into a capture file in the session folder, native ones too
 (C extensions, ``malloc`` through ctypes: memory tracemalloc never sees), with native stacks
@@ -169,7 +169,10 @@ class MemrayRecorder:
         python = record.stack_trace()
         if _own(python):
             return None
-        pyframes = [PyFrame(self.names.name(file, line), file, line) for _f, file, line in python]
+        pyframes = [
+            PyFrame(_qualified_name(self.names, func, file, line), file, line)
+            for func, file, line in python
+        ]
         if not native:
             return list(pyframes)
         hybrid = record.hybrid_stack_trace()
@@ -180,6 +183,12 @@ class MemrayRecorder:
                 break
             c_frames.append(NativeFrame(0, "", str(func), str(file), int(line or 0)))
         return c_frames[:NATIVE_KEEP] + list(pyframes)
+
+
+def _qualified_name(names: FunctionNames, func: str, file: str, line: int) -> str:
+    """memray's function name, qualified (``Payload.__init__``) when the source says so."""
+    found = names.name(file, line)
+    return found if found.rsplit(".", 1)[-1] == func else func
 
 
 def _own(python: Sequence[tuple[str, str, int]]) -> bool:
