@@ -264,6 +264,9 @@ class MemoryConfig:
     objects: bool = _option(True, "count live objects by type while tracing; referrer paths")
     referrer_budget_ms: float = _option(100.0, "CPU time one referrer-path search may take", 1)
     referrer_max_objects: int = _option(2000, "objects one referrer-path search may visit", 10)
+    cycles: bool = _option(True, "count what the cyclic gc frees, by type (memory-cycles)")
+    cycles_interval_s: float = _option(30.0, "seconds between memory-cycles records", 1)
+    cycles_sample_s: float = _option(1.0, "at most one young collection typed per this long", 0.01)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,15 @@ from collections.abc import Iterable
 
 from hawkwatch.model import collections as c
 from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations
-from hawkwatch.model.memory_report import MemoryReport, TracingWindow
+from hawkwatch.model.memory_report import (
+    CycleReport,
+    MemoryReport,
+    RepeatedCycle,
+    TracingWindow,
+)
 from hawkwatch.model.record import Record
 from hawkwatch.model.records import (
+    GcCycles,
     GrowingType,
     LeakSuspect,
     MemoryGrowth,
@@ -26,7 +32,14 @@ from hawkwatch.model.stack import PyFrame, UniquingTable
 
 MB = 1024 * 1024
 COLLECTIONS = frozenset(
-    {c.MEMORY_GROWTH, c.MEMORY_TRACE, c.MEMORY_SNAPSHOT, c.MEMORY_LEAK, c.MEMORY_TYPES}
+    {
+        c.MEMORY_GROWTH,
+        c.MEMORY_TRACE,
+        c.MEMORY_SNAPSHOT,
+        c.MEMORY_LEAK,
+        c.MEMORY_TYPES,
+        c.MEMORY_CYCLES,
+    }
 )
 
 
@@ -59,6 +72,58 @@ def build_memory_report(records: Iterable[Record]) -> MemoryReport:
             for t in decoded.of(MemoryTrace)
             if t.state == "failed"
         ),
+        cycles=build_cycle_report(decoded.of(GcCycles)),
+    )
+
+
+#: A type freed in at least this share of the sampled collections (and in ``MIN_SAMPLES``) is
+#: made in cycles again and again, not once.
+REPEATED_SHARE = 0.5
+MIN_SAMPLES = 3
+
+
+def build_cycle_report(windows: list[GcCycles]) -> CycleReport | None:
+    """The session's ``memory-cycles`` windows summed; repeated cycle types with their cost."""
+    if not windows:
+        return None
+    ordered = sorted(windows, key=lambda w: w.time)
+    span = sum(w.window_s for w in ordered)
+    collected = sum(w.collected for w in ordered)
+    gc_s = sum(w.gc_s for w in ordered)
+    sampled = sum(w.sampled for w in ordered)
+    sampled_collected = sum(w.sampled_collected for w in ordered)
+    objects: dict[str, int] = {}
+    samples: dict[str, int] = {}
+    for window in ordered:
+        for kind in window.types:
+            objects[kind.type] = objects.get(kind.type, 0) + kind.objects
+            samples[kind.type] = samples.get(kind.type, 0) + kind.samples
+    repeated = []
+    for name, seen in samples.items():
+        if seen < MIN_SAMPLES or seen < REPEATED_SHARE * sampled:
+            continue
+        share = objects[name] / sampled_collected if sampled_collected else 0.0
+        repeated.append(
+            RepeatedCycle(
+                name,
+                seen,
+                round(objects[name] / seen, 1),
+                round(share * collected / span, 1) if span > 0 else 0.0,
+                round(share * gc_s, 6),
+            )
+        )
+    repeated.sort(key=lambda r: (-r.per_s, r.type))
+    last = ordered[-1]
+    return CycleReport(
+        window_s=round(span, 3),
+        collections=sum(w.collections for w in ordered),
+        with_garbage=sum(w.with_garbage for w in ordered),
+        collected=collected,
+        gc_s=round(gc_s, 6),
+        sampled=sampled,
+        repeated=tuple(repeated),
+        uncollectable=last.uncollectable,
+        uncollectable_total=last.uncollectable_total,
     )
 
 

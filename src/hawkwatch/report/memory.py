@@ -80,11 +80,39 @@ def to_json_dict(report: MemoryReport) -> dict[str, Any]:
             "tracemalloc_bytes": max((w.tracemalloc_bytes for w in report.windows), default=0),
             "notes": list(report.notes),
         },
+        "cycles": _cycles_json(report),
         "rss": {
             "first_bytes": report.rss_first_bytes,
             "last_bytes": report.rss_last_bytes,
             "peak_bytes": report.rss_peak_bytes,
         },
+    }
+
+
+def _cycles_json(report: MemoryReport) -> dict[str, Any] | None:
+    cycles = report.cycles
+    if cycles is None:
+        return None
+    return {
+        "window_s": cycles.window_s,
+        "collections": cycles.collections,
+        "with_garbage": cycles.with_garbage,
+        "collections_per_s": round(cycles.collections_per_s, 3),
+        "collected": cycles.collected,
+        "gc_s": cycles.gc_s,
+        "sampled": cycles.sampled,
+        "repeated": [
+            {
+                "type": r.type,
+                "samples": r.samples,
+                "objects_per_collection": r.objects_per_sample,
+                "objects_per_s": r.per_s,
+                "gc_s": r.gc_s,
+            }
+            for r in cycles.repeated
+        ],
+        "uncollectable": [{"type": u.type, "count": u.objects} for u in cycles.uncollectable],
+        "uncollectable_total": cycles.uncollectable_total,
     }
 
 
@@ -174,12 +202,35 @@ def memory_lines(report: MemoryReport) -> Iterator[str]:
             yield "      held by: " + " ".join(t.referrer_path)
         elif t.path_note:
             yield f"      no referrer path: {t.path_note}"
+    yield from _cycle_lines(report)
     if report.top_stacks:
         yield ""
         yield f"top live stacks (snapshot {report.snapshots}):"
     for stack in report.top_stacks[:5]:
         yield f"  {size_text(stack.bytes)} in {stack.count:,} blocks"
         yield from _stack_lines(stack.frames[:3], "      ")
+
+
+def _cycle_lines(report: MemoryReport) -> Iterator[str]:
+    cycles = report.cycles
+    if cycles is None or not cycles.has_findings:
+        return
+    yield ""
+    yield (
+        f"reference cycles: the collector freed {cycles.collected:,} objects in "
+        f"{cycles.with_garbage:,} of {cycles.collections:,} collections "
+        f"({cycles.collections_per_s:.1f}/s), {cycles.gc_s * 1000:.0f} ms in gc over "
+        f"{cycles.window_s:.0f} s; {cycles.sampled} sampled"
+    )
+    for r in cycles.repeated:
+        yield (
+            f"  made again and again: {r.type}: {r.objects_per_sample:,.0f} per collection in "
+            f"{r.samples} of {cycles.sampled} sampled, ~{r.per_s:,.0f}/s, ~{r.gc_s * 1000:.0f} ms "
+            "of gc"
+        )
+    if cycles.uncollectable_total:
+        kinds = ", ".join(f"{u.type} ×{u.objects:,}" for u in cycles.uncollectable)
+        yield f"  uncollectable (gc.garbage): {cycles.uncollectable_total:,}: {kinds}"
 
 
 def render_console(report: MemoryReport, file: TextIO) -> None:

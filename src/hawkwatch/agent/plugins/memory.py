@@ -42,6 +42,7 @@ from hawkwatch.model.records.memory import (
 
 if TYPE_CHECKING:
     from hawkwatch.agent.monitor import AgentContext
+    from hawkwatch.agent.plugins.memory_cycles import CycleCounter
     from hawkwatch.agent.plugins.memory_memray import MemrayRecorder
     from hawkwatch.agent.plugins.memory_trace import AllocationTracer
     from hawkwatch.model.allocations import LiveAllocations
@@ -68,6 +69,7 @@ class MemoryMonitor:
         self._mode = "auto"
         self._tracer: AllocationTracer | None = None
         self._memray: MemrayRecorder | None = None
+        self._cycles: CycleCounter | None = None
         self._next_snapshot = 0.0
         self._last_growth = 0.0
         self._growing = False
@@ -100,6 +102,29 @@ class MemoryMonitor:
             self._start_tracing("always")
         self.tick()
         ctx.every(config.interval_s, self.tick, self)
+        if config.cycles:
+            ctx.defer(self._start_cycles, self)  # not at start: nothing needs it at once
+
+    def _start_cycles(self) -> None:
+        ctx = self._ctx
+        if ctx is None or self._cycles is not None:
+            return
+        from hawkwatch.agent.plugins.memory_cycles import CycleCounter
+
+        self._cycles = CycleCounter(ctx.config.memory.cycles_sample_s)
+        self._cycles.install()
+        ctx.every(ctx.config.memory.cycles_interval_s, self._write_cycles, self)
+
+    def _write_cycles(self) -> None:
+        """One ``memory-cycles`` window, when the collector ran or garbage is stuck."""
+        counter, ctx = self._cycles, self._ctx
+        if counter is None or ctx is None:
+            return
+        if counter.failure is not None:  # caught inside the collector: the firewall decides
+            raise counter.failure
+        record = counter.window(ctx.wall_clock())
+        if record.collections or record.uncollectable_total:
+            ctx.write(record)
 
     def tick(self) -> None:
         """One footprint reading; growth decision; a snapshot when tracing and due."""
@@ -383,6 +408,10 @@ class MemoryMonitor:
     def stop(self) -> None:
         self._stop_tracing("stop")
         self._stop_memray("stop")
+        if self._cycles is not None:
+            self._cycles.remove()
+            self._write_cycles()
+            self._cycles = None
         self._ctx = None
 
     def after_fork_child(self) -> None:
@@ -392,6 +421,9 @@ class MemoryMonitor:
         recorder, self._memray = self._memray, None
         if recorder is not None:
             recorder.abandon()
+        cycles, self._cycles = self._cycles, None
+        if cycles is not None:
+            cycles.remove()
         self._ctx = None
 
 

@@ -58,6 +58,7 @@ from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.model.records.launch import AppLaunch, LaunchTime
 from hawkwatch.model.records.memory import (
     MEMORY_TYPES,
+    GcCycles,
     GrowingType,
     LeakSuspect,
     MemoryGrowth,
@@ -210,6 +211,7 @@ __all__ = [
     "FrameRate",
     "GcPause",
     "GlFrameRate",
+    "GcCycles",
     "GrowingType",
     "HangKill",
     "HawkwatchError",

@@ -145,10 +145,45 @@ class GrowingType(JsonRecord, frozen=True):
         return f"{time_key(self.time)}_{name or '_'}"
 
 
+class CycleType(msgspec.Struct, frozen=True):
+    """Objects of one type found in the garbage of sampled collections."""
+
+    type: str
+    objects: Count  # in all sampled collections of the window
+    samples: Count  # sampled collections that freed at least one
+
+
+class GcCycles(JsonRecord, frozen=True):
+    """What the cyclic garbage collector freed over ``window_s``, and what it could not.
+
+    Every collection is counted (``collections``, ``with_garbage`` of them freed something,
+    ``collected`` objects, ``gc_s`` spent); ``sampled`` young-generation collections had their
+    garbage counted by type (``types``). ``uncollectable`` is what sits in ``gc.garbage``.
+    """
+
+    collection: ClassVar[str] = c.MEMORY_CYCLES
+
+    time: Finite
+    window_s: NonNegative
+    collections: Count
+    with_garbage: Count
+    collected: Count
+    gc_s: NonNegative
+    sampled: Count
+    sampled_collected: Count = 0
+    types: tuple[CycleType, ...] = ()
+    uncollectable: tuple[CycleType, ...] = ()
+    uncollectable_total: Count = 0
+
+    def record_key(self) -> str:
+        return time_key(self.time)
+
+
 MEMORY_TYPES: Final[tuple[type[JsonRecord], ...]] = (
     MemoryGrowth,
     MemoryTrace,
     MemorySnapshot,
     LeakSuspect,
     GrowingType,
+    GcCycles,
 )
