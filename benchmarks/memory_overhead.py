@@ -14,8 +14,10 @@ baseline arm, with min and max (BENCHMARKS.md: a peer measured in the same run).
          memory arm's sessions are checked to hold no tracing (no growth was found).
   trace  tracing windows on ``cpu_mix.py`` (allocation-heavy kernels included): no agent
          (baseline), plain ``python -X tracemalloc=16``, the agent with default monitors, the
-         agent with ``memory.trace=always`` (tracemalloc + snapshots + type counts), and
-         ``memray run`` when memray is installed.
+         agent with ``memory.trace=always`` (tracemalloc + snapshots + type counts), and,
+         when memray is installed, ``memray run`` (its defaults), ``memray run --native
+         --trace-python-allocators`` (what hawkwatch asks of memray) and the agent with
+         ``memory.backend=memray`` (its reading of the capture at exit is printed apart).
 
   tick   the always-on part measured directly: CPU time of one reading + growth decision
          (what runs every ``memory.interval_s``), over 60 s of readings, as a share of one core.
@@ -84,11 +86,33 @@ def arms_trace(scale: float, home: Path, out: Path) -> Arms:
     }
     if importlib.util.find_spec("memray") is not None:
         capture = str(out / "capture.bin")
-        arms["memray"] = (
-            [py, "-m", "memray", "run", "--quiet", "--force", "-o", capture, *work],
+        memray_run = [py, "-m", "memray", "run", "--quiet", "--force", "-o", capture]
+        arms["memray"] = ([*memray_run, *work], clean_env(home / "plain"))
+        # what hawkwatch's memray backend asks of memray: native stacks, pymalloc's objects
+        arms["memray-full"] = (
+            [*memray_run, "--native", "--trace-python-allocators", *work],
             clean_env(home / "plain"),
         )
+        arms["agent+memray"] = (
+            [py, *work, "--start-agent"],
+            clean_env(
+                home / "memray", HAWKWATCH_MEMORY_TRACE="always", HAWKWATCH_MEMORY_BACKEND="memray"
+            ),
+        )
     return arms
+
+
+def memray_read_cost(home: Path) -> list[float]:
+    """CPU each agent+memray session spent reading its capture at exit (not in the figure,
+    which ends with the work): ``cost_s`` of its stopped ``memory-trace`` record."""
+    from hawkwatch.model.records import MemoryTrace, decode_all
+    from hawkwatch.store import list_sessions
+
+    costs = []
+    for session in list_sessions(home / "sessions"):
+        traces = decode_all(session.records("memory-trace").records).of(MemoryTrace)
+        costs += [t.cost_s for t in traces if t.backend == "memray" and t.state == "stopped"]
+    return costs
 
 
 def measure(title: str, arms: Arms, rounds: int, cwd: Path) -> dict[str, list[float]]:
@@ -175,6 +199,12 @@ def main() -> None:
                 args.rounds,
                 cwd,
             )
+            costs = memray_read_cost(root / "trace" / "memray")
+            if costs:
+                print(
+                    f"  agent+memray read its capture at exit in {statistics.median(costs):.2f} s "
+                    f"CPU (median of {len(costs)}), after the work"
+                )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
-from hawkwatch.agent.plugins.memory_objects import census, referrer_path
+from hawkwatch.agent.plugins.memory_objects import census, gil_held, referrer_path
 from hawkwatch.analysis.memory_growth import (
     GrowthRule,
     SteadyGrowth,
@@ -366,7 +366,8 @@ class MemoryMonitor:
         else:
             self._unwritten = batch
         if config.objects:
-            self._census(ctx, wall)
+            with gil_held():  # see gil_held: the census holds references to every object
+                self._census(ctx, wall)
         self._cost_s += time.thread_time() - started
 
     def _census(self, ctx: AgentContext, wall: float) -> None:
