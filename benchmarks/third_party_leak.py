@@ -40,7 +40,8 @@ def wait_until_serving(client: httpx.Client, server: subprocess.Popen[str], limi
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         if server.poll() is not None:
-            raise SystemExit(f"the service exited early:\n{server.stderr.read() if server.stderr else ''}")
+            stderr = server.stderr.read() if server.stderr else ""
+            raise SystemExit(f"the service exited early:\n{stderr}")
         try:
             if client.get("/health").status_code == 200:
                 return
@@ -68,7 +69,9 @@ def main() -> None:
     parser.add_argument("-o", "--output", help="also write the report to this file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("HAWKWATCH_", "_HAWKWATCH"))}
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("HAWKWATCH_", "_HAWKWATCH"))
+        }
         env["HAWKWATCH_HOME"] = str(Path(tmp) / "home")
         env["PYTHONPATH"] = str(EXAMPLES)
         port = free_port()
