@@ -7,8 +7,9 @@ Run: python benchmarks/third_party_leak.py [--requests 6000] [--backend tracemal
 The service is ``examples/starlette_cache_service.py``: ``/profile/{user}`` memoizes each page
 forever, ``/search`` allocates as much and keeps nothing. The load generator (httpx, one
 keep-alive connection to 127.0.0.1) alternates new users' profiles and searches, a bounded
-number of requests, then stops the service with SIGTERM (uvicorn's graceful shutdown, so the
-agent writes its last records) and prints ``hawkwatch memory`` for the session.
+number of requests, then stops the service with SIGINT (uvicorn's graceful shutdown; it re-raises
+the signal after it, and SIGTERM's default action would end the process before the agent writes
+its last records) and prints ``hawkwatch memory`` for the session.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ def main() -> None:
                 took = time.monotonic() - started
                 cached = client.get("/health").json()["cached_pages"]
         finally:
-            server.send_signal(signal.SIGTERM)
+            server.send_signal(signal.SIGINT)  # uvicorn re-raises SIGTERM after its shutdown
             server.wait(timeout=120)
         shown = subprocess.run(
             [str(HAWKWATCH), "memory"], env=env, cwd=tmp, capture_output=True, text=True, check=True
