@@ -115,7 +115,7 @@ class MemoryMonitor:
         self._cycles.install()
         ctx.every(ctx.config.memory.cycles_interval_s, self._write_cycles, self)
 
-    def _write_cycles(self) -> None:
+    def _write_cycles(self, at_exit: bool = False) -> None:
         """One ``memory-cycles`` window, when the collector ran or garbage is stuck."""
         counter, ctx = self._cycles, self._ctx
         if counter is None or ctx is None:
@@ -124,7 +124,10 @@ class MemoryMonitor:
             raise counter.failure
         record = counter.window(ctx.wall_clock())
         if record.collections or record.uncollectable_total:
-            ctx.write(record)
+            if at_exit:
+                _write_at_exit(ctx, record)
+            else:
+                ctx.write(record)
 
     def tick(self) -> None:
         """One footprint reading; growth decision; a snapshot when tracing and due."""
@@ -257,13 +260,14 @@ class MemoryMonitor:
         result = recorder.read(MEMRAY_POINTS)
         wall = ctx.wall_clock()
         for live in result.snapshots:
-            ctx.write(_snapshot_record(live, live.time_s or wall))
+            _write_at_exit(ctx, _snapshot_record(live, live.time_s or wall))
         last = result.snapshots[-1] if result.snapshots else None
         counts = {g.stack_id: g.count for g in last.groups} if last else {}
         span = (last.time_s or 0) - (result.snapshots[0].time_s or 0) if last else 0.0
         if len(result.snapshots) >= config.min_snapshots and last is not None:
             for rank, suspect in enumerate(result.suspects[:MAX_SUSPECTS]):
-                ctx.write(
+                _write_at_exit(
+                    ctx,
                     LeakSuspect(
                         time=wall,
                         rank=rank,
@@ -274,10 +278,11 @@ class MemoryMonitor:
                         grown=suspect.grown,
                         steps=suspect.steps,
                         rate_bytes_per_s=round(suspect.growth / span, 1) if span > 0 else 0.0,
-                    )
+                    ),
                 )
         self._cost_s += time.thread_time() - started
-        ctx.write(
+        _write_at_exit(
+            ctx,
             MemoryTrace(
                 time=ctx.wall_clock(),
                 state="stopped",
@@ -288,7 +293,7 @@ class MemoryMonitor:
                 capture=recorder.path.name,
                 capture_bytes=result.capture_bytes,
                 native=result.native,
-            )
+            ),
         )
 
     def _stop_tracing(self, reason: str) -> None:
@@ -407,12 +412,12 @@ class MemoryMonitor:
         chosen.clear()
 
     def stop(self) -> None:
+        if self._cycles is not None:  # first: reading memray's capture makes much garbage
+            self._cycles.remove()
+            self._write_cycles(at_exit=True)
+            self._cycles = None
         self._stop_tracing("stop")
         self._stop_memray("stop")
-        if self._cycles is not None:
-            self._cycles.remove()
-            self._write_cycles()
-            self._cycles = None
         self._ctx = None
 
     def after_fork_child(self) -> None:
@@ -430,6 +435,14 @@ class MemoryMonitor:
 
 def _frames(tracer: AllocationTracer, stack_id: int) -> tuple[MemFrame, ...]:
     return tuple(MemFrame(f.func, f.file, f.line) for f in tracer.frames(stack_id))
+
+
+def _write_at_exit(ctx: AgentContext, record: Any) -> None:
+    """Write with the store's buffer flushed first, on this thread: a record that fills the
+    buffer past its threshold asks the store's thread to flush, and at exit that thread may
+    not exist yet and cannot be started any more (CPython 3.12+ refuses new threads then)."""
+    ctx.records.flush()
+    ctx.write(record)
 
 
 def _main_running() -> bool:
