@@ -42,15 +42,17 @@ def gil_held(interval_s: float = HOLD_INTERVAL_S) -> Iterator[None]:
     ``gc.get_objects``/``gc.get_referrers`` return objects still being built, such as a tuple
     that ``tuple(generator)`` is filling: if its thread resumes while we hold a reference, its
     ``_PyTuple_Resize`` fails with ``SystemError: bad argument to internal function`` in the app
-    (seen once in 18 runs of ``benchmarks/workloads/cpu_mix.py`` with tracing on). The GIL is
-    handed over once with a long switch interval, so the other threads' next wait for it is a
-    long one; the body must drop all such references before it ends. The app's interval is
-    restored.
+    (seen in ``benchmarks/workloads/cpu_mix.py`` with tracing on). With a long switch interval
+    set, this thread sleeps past the old one, so every thread's next wait for the GIL is a long
+    one and none asks for it back during the body, which must drop all such references before
+    it ends. The app's interval is restored.
     """
     previous = sys.getswitchinterval()
     sys.setswitchinterval(interval_s)
     try:
-        time.sleep(0)  # other threads now wait with the long interval
+        # Longer than the old interval: a thread already waiting for the GIL with it times out
+        # meanwhile (else it would ask for the GIL during the body); its next wait is long.
+        time.sleep(min(previous, 0.05) + 0.001)
         yield
     finally:
         sys.setswitchinterval(previous)
