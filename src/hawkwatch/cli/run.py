@@ -76,8 +76,12 @@ def run(args: argparse.Namespace) -> int:
         options["io.enabled"] = "true"
     if args.memory is not None:
         backend = args.memory
-        if backend not in MEMORY_BACKENDS:  # ``--memory python app.py``: no backend was given
-            command.insert(0, backend)
+        if backend not in MEMORY_BACKENDS:
+            if f"--memory={backend}" in sys.argv:
+                raise ConfigError(
+                    f"--memory={backend}: use --memory=tracemalloc or --memory=memray"
+                )
+            command.insert(0, backend)  # ``--memory python app.py``: no backend was given
             backend = "tracemalloc"
         options["memory.trace"] = "always"
         options["memory.backend"] = backend
