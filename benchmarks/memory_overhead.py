@@ -20,7 +20,8 @@ baseline arm, with min and max (BENCHMARKS.md: a peer measured in the same run).
          ``memory.backend=memray`` (its reading of the capture at exit is printed apart).
 
   tick   the always-on part measured directly: CPU time of one reading + growth decision
-         (what runs every ``memory.interval_s``), over 60 s of readings, as a share of one core.
+         (what runs every ``memory.interval_s``), over 60 s of readings, as a share of one core;
+         and the reference-cycle hook's CPU per young collection, unsampled and sampled.
 
 Figures: the workload's ``work_cpu_s`` (process CPU over the work, the agent's threads
 included), which a busy shared machine disturbs far less than wall time; ``--wall`` uses
@@ -153,6 +154,43 @@ def tick_cost(readings: int = 2000) -> None:
     )
 
 
+def cycles_cost(collections: int = 20000) -> None:
+    """CPU the reference-cycle hook adds to a real young collection, unsampled and sampled:
+    the same cycle-making loop with the hook and without (this thread's CPU clock)."""
+    import gc
+
+    from hawkwatch.agent.plugins.memory_cycles import CycleCounter
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    def run(counter: CycleCounter | None) -> tuple[float, int]:
+        if counter is not None:
+            counter.install()
+        try:
+            before = gc.get_stats()[0]["collections"]
+            started = time.thread_time()
+            while gc.get_stats()[0]["collections"] - before < collections:
+                Node()
+            return time.thread_time() - started, gc.get_stats()[0]["collections"] - before
+        finally:
+            if counter is not None:
+                counter.remove()
+
+    plain, n = run(None)
+    hooked, _ = run(CycleCounter(3600.0))  # one sample in the run, like a 1 s sample interval
+    sampled_counter = CycleCounter(0.0)
+    sampled, _ = run(sampled_counter)  # every collection sampled: the sample's own cost
+    per = (hooked - plain) / n
+    per_sample = (sampled - plain) / n
+    print(
+        f"\nreference-cycle hook: {per * 1e6:+.2f} µs CPU per young collection "
+        f"({plain / n * 1e6:.0f} µs each without it, {n} collections of ~700 objects); a typed "
+        f"(sampled) one costs {per_sample * 1e6:+.0f} µs, at most one per memory.cycles_sample_s"
+    )
+
+
 def tracing_started(home: Path) -> int:
     """Sessions under ``home`` whose records show a tracing window (none are expected)."""
     from hawkwatch.store import list_sessions
@@ -175,6 +213,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; scale {args.scale}")
     if "tick" in sections:
         tick_cost()
+        cycles_cost()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cwd = root / "work"
