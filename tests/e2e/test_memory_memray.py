@@ -109,7 +109,8 @@ def test_tracing_window_names_memray_and_its_capture(memray_session: Runner) -> 
     assert isinstance(tracing, dict)
     (window,) = tracing["windows"]
     assert window["backend"] == "memray" and window["native"] is True
-    assert 4 <= window["snapshots"] <= 12 and window["end_reason"] == "stop"  # moments, deduplicated
+    # 12 moments spread in time, fewer when memray's snapshots were sparse (deduplicated)
+    assert 4 <= window["snapshots"] <= 12 and window["end_reason"] == "stop"
     (session,) = list(memray_session.root.iterdir())
     capture = session / window["capture"]
     assert capture.stat().st_size == window["capture_bytes"] > 0
