@@ -14,11 +14,14 @@ baseline arm, with min and max (BENCHMARKS.md: a peer measured in the same run).
          memory arm's sessions are checked to hold no tracing (no growth was found).
   trace  tracing windows on ``cpu_mix.py`` (allocation-heavy kernels included): no agent
          (baseline), plain ``python -X tracemalloc=16``, the agent with default monitors, the
-         agent with ``memory.trace=always`` (tracemalloc + snapshots + type counts), and
-         ``memray run`` when memray is installed.
+         agent with ``memory.trace=always`` (tracemalloc + snapshots + type counts), and,
+         when memray is installed, ``memray run`` (its defaults), ``memray run --native
+         --trace-python-allocators`` (what hawkwatch asks of memray) and the agent with
+         ``memory.backend=memray`` (its reading of the capture at exit is printed apart).
 
   tick   the always-on part measured directly: CPU time of one reading + growth decision
-         (what runs every ``memory.interval_s``), over 60 s of readings, as a share of one core.
+         (what runs every ``memory.interval_s``), over 60 s of readings, as a share of one core;
+         and the reference-cycle hook's CPU per young collection, unsampled and sampled.
 
 Figures: the workload's ``work_cpu_s`` (process CPU over the work, the agent's threads
 included), which a busy shared machine disturbs far less than wall time; ``--wall`` uses
@@ -84,11 +87,33 @@ def arms_trace(scale: float, home: Path, out: Path) -> Arms:
     }
     if importlib.util.find_spec("memray") is not None:
         capture = str(out / "capture.bin")
-        arms["memray"] = (
-            [py, "-m", "memray", "run", "--quiet", "--force", "-o", capture, *work],
+        memray_run = [py, "-m", "memray", "run", "--quiet", "--force", "-o", capture]
+        arms["memray"] = ([*memray_run, *work], clean_env(home / "plain"))
+        # what hawkwatch's memray backend asks of memray: native stacks, pymalloc's objects
+        arms["memray-full"] = (
+            [*memray_run, "--native", "--trace-python-allocators", *work],
             clean_env(home / "plain"),
         )
+        arms["agent+memray"] = (
+            [py, *work, "--start-agent"],
+            clean_env(
+                home / "memray", HAWKWATCH_MEMORY_TRACE="always", HAWKWATCH_MEMORY_BACKEND="memray"
+            ),
+        )
     return arms
+
+
+def memray_read_cost(home: Path) -> list[float]:
+    """CPU each agent+memray session spent reading its capture at exit (not in the figure,
+    which ends with the work): ``cost_s`` of its stopped ``memory-trace`` record."""
+    from hawkwatch.model.records import MemoryTrace, decode_all
+    from hawkwatch.store import list_sessions
+
+    costs = []
+    for session in list_sessions(home / "sessions"):
+        traces = decode_all(session.records("memory-trace").records).of(MemoryTrace)
+        costs += [t.cost_s for t in traces if t.backend == "memray" and t.state == "stopped"]
+    return costs
 
 
 def measure(title: str, arms: Arms, rounds: int, cwd: Path) -> dict[str, list[float]]:
@@ -129,6 +154,43 @@ def tick_cost(readings: int = 2000) -> None:
     )
 
 
+def cycles_cost(collections: int = 20000) -> None:
+    """CPU the reference-cycle hook adds to a real young collection, unsampled and sampled:
+    the same cycle-making loop with the hook and without (this thread's CPU clock)."""
+    import gc
+
+    from hawkwatch.agent.plugins.memory_cycles import CycleCounter
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    def run(counter: CycleCounter | None) -> tuple[float, int]:
+        if counter is not None:
+            counter.install()
+        try:
+            before = gc.get_stats()[0]["collections"]
+            started = time.thread_time()
+            while gc.get_stats()[0]["collections"] - before < collections:
+                Node()
+            return time.thread_time() - started, gc.get_stats()[0]["collections"] - before
+        finally:
+            if counter is not None:
+                counter.remove()
+
+    plain, n = run(None)
+    hooked, _ = run(CycleCounter(3600.0))  # one sample in the run, like a 1 s sample interval
+    sampled_counter = CycleCounter(0.0)
+    sampled, _ = run(sampled_counter)  # every collection sampled: the sample's own cost
+    per = (hooked - plain) / n
+    per_sample = (sampled - plain) / n
+    print(
+        f"\nreference-cycle hook: {per * 1e6:+.2f} µs CPU per young collection "
+        f"({plain / n * 1e6:.0f} µs each without it, {n} collections of ~700 objects); a typed "
+        f"(sampled) one costs {per_sample * 1e6:+.0f} µs, at most one per memory.cycles_sample_s"
+    )
+
+
 def tracing_started(home: Path) -> int:
     """Sessions under ``home`` whose records show a tracing window (none are expected)."""
     from hawkwatch.store import list_sessions
@@ -151,6 +213,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; scale {args.scale}")
     if "tick" in sections:
         tick_cost()
+        cycles_cost()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         cwd = root / "work"
@@ -175,6 +238,12 @@ def main() -> None:
                 args.rounds,
                 cwd,
             )
+            costs = memray_read_cost(root / "trace" / "memray")
+            if costs:
+                print(
+                    f"  agent+memray read its capture at exit in {statistics.median(costs):.2f} s "
+                    f"CPU (median of {len(costs)}), after the work"
+                )
 
 
 if __name__ == "__main__":

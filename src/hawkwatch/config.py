@@ -244,6 +244,8 @@ class MemoryConfig:
     ``trace_quiet_s`` without growth; ``always`` traces from the start (``hawkwatch run
     --memory``); ``never`` only reports growth. Tracing slows allocation-heavy code markedly
     (see docs/agent.md): lower ``trace_frames`` or raise ``snapshot_interval_s`` to pay less.
+    ``backend=memray`` (``hawkwatch run --memory=memray``, the ``memory`` extra) records every
+    allocation, native ones too, from start to exit; suspects are found when the process ends.
     """
 
     enabled: bool = _option(True, "watch the footprint for steady growth (memory-growth)")
@@ -252,6 +254,9 @@ class MemoryConfig:
     growth_min_mb: float = _option(20.0, "growth over the window that counts, in MB", 0)
     growth_min_percent: float = _option(10.0, "growth over the window that counts, in %", 0)
     trace: str = _option("auto", "allocation tracing: auto (on growth), always or never")
+    backend: str = _option(
+        "tracemalloc", "tracer: tracemalloc, or memray (native too; from start to exit)"
+    )
     snapshot_interval_s: float = _option(5.0, "seconds between tracemalloc snapshots", 0.05)
     trace_quiet_s: float = _option(60.0, "auto tracing stops after this long without growth", 0)
     trace_frames: int = _option(16, "frames kept per allocation stack by tracemalloc", 1)
@@ -259,6 +264,9 @@ class MemoryConfig:
     objects: bool = _option(True, "count live objects by type while tracing; referrer paths")
     referrer_budget_ms: float = _option(100.0, "CPU time one referrer-path search may take", 1)
     referrer_max_objects: int = _option(2000, "objects one referrer-path search may visit", 10)
+    cycles: bool = _option(True, "count what the cyclic gc frees, by type (memory-cycles)")
+    cycles_interval_s: float = _option(30.0, "seconds between memory-cycles records", 1)
+    cycles_sample_s: float = _option(1.0, "at most one young collection typed per this long", 0.01)
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,8 @@ from hawkwatch.model.records import (
     merge_parts,
 )
 from hawkwatch.model.records.memory import (
+    CycleType,
+    GcCycles,
     GrowingType,
     LeakSuspect,
     MemFrame,
@@ -325,7 +327,16 @@ RECORDS: dict[str, st.SearchStrategy[TypedRecord]] = {
         slope_bytes_per_s=durations,
         samples=counts,
     ),
-    c.MEMORY_TRACE: st.builds(MemoryTrace, time=times, state=text, reason=text, snapshots=counts),
+    c.MEMORY_TRACE: st.builds(
+        MemoryTrace,
+        time=times,
+        state=text,
+        reason=text,
+        snapshots=counts,
+        backend=st.sampled_from(["tracemalloc", "memray"]),
+        capture_bytes=counts,
+        native=st.booleans(),
+    ),
     c.MEMORY_SNAPSHOT: st.builds(
         MemorySnapshot,
         time=times,
@@ -338,7 +349,9 @@ RECORDS: dict[str, st.SearchStrategy[TypedRecord]] = {
         LeakSuspect,
         time=times,
         rank=counts,
-        frames=st.lists(st.builds(MemFrame, names, text, counts), max_size=3).map(tuple),
+        frames=st.lists(st.builds(MemFrame, names, text, counts, st.booleans()), max_size=3).map(
+            tuple
+        ),
         growth_bytes=st.integers(-(10**9), 10**9),
         live_bytes=counts,
         count=counts,
@@ -353,6 +366,19 @@ RECORDS: dict[str, st.SearchStrategy[TypedRecord]] = {
         count=counts,
         count_growth=st.integers(-(10**6), 10**6),
         referrer_path=st.lists(text, max_size=3).map(tuple),
+    ),
+    c.MEMORY_CYCLES: st.builds(
+        GcCycles,
+        time=times,
+        window_s=durations,
+        collections=counts,
+        with_garbage=counts,
+        collected=counts,
+        gc_s=durations,
+        sampled=counts,
+        types=st.lists(st.builds(CycleType, names, counts, counts), max_size=3).map(tuple),
+        uncollectable=st.lists(st.builds(CycleType, names, counts, counts), max_size=2).map(tuple),
+        uncollectable_total=counts,
     ),
     c.STORE_DROPPED: st.builds(
         StoreDropped, since=times, until=times, records=counts, bytes=counts, reason=text

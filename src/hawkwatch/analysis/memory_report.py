@@ -11,9 +11,15 @@ from collections.abc import Iterable
 
 from hawkwatch.model import collections as c
 from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations
-from hawkwatch.model.memory_report import MemoryReport, TracingWindow
+from hawkwatch.model.memory_report import (
+    CycleReport,
+    MemoryReport,
+    RepeatedCycle,
+    TracingWindow,
+)
 from hawkwatch.model.record import Record
 from hawkwatch.model.records import (
+    GcCycles,
     GrowingType,
     LeakSuspect,
     MemoryGrowth,
@@ -26,7 +32,14 @@ from hawkwatch.model.stack import PyFrame, UniquingTable
 
 MB = 1024 * 1024
 COLLECTIONS = frozenset(
-    {c.MEMORY_GROWTH, c.MEMORY_TRACE, c.MEMORY_SNAPSHOT, c.MEMORY_LEAK, c.MEMORY_TYPES}
+    {
+        c.MEMORY_GROWTH,
+        c.MEMORY_TRACE,
+        c.MEMORY_SNAPSHOT,
+        c.MEMORY_LEAK,
+        c.MEMORY_TYPES,
+        c.MEMORY_CYCLES,
+    }
 )
 
 
@@ -54,6 +67,63 @@ def build_memory_report(records: Iterable[Record]) -> MemoryReport:
         rss_first_bytes=rss[0] if rss else None,
         rss_last_bytes=rss[-1] if rss else None,
         rss_peak_bytes=max(rss) if rss else None,
+        notes=tuple(
+            f"{t.backend} did not run: {t.reason}"
+            for t in decoded.of(MemoryTrace)
+            if t.state == "failed"
+        ),
+        cycles=build_cycle_report(decoded.of(GcCycles)),
+    )
+
+
+#: A type freed in at least this share of the sampled collections (and in ``MIN_SAMPLES``) is
+#: made in cycles again and again, not once.
+REPEATED_SHARE = 0.5
+MIN_SAMPLES = 3
+
+
+def build_cycle_report(windows: list[GcCycles]) -> CycleReport | None:
+    """The session's ``memory-cycles`` windows summed; repeated cycle types with their cost."""
+    if not windows:
+        return None
+    ordered = sorted(windows, key=lambda w: w.time)
+    span = sum(w.window_s for w in ordered)
+    collected = sum(w.collected for w in ordered)
+    gc_s = sum(w.gc_s for w in ordered)
+    sampled = sum(w.sampled for w in ordered)
+    sampled_collected = sum(w.sampled_collected for w in ordered)
+    objects: dict[str, int] = {}
+    samples: dict[str, int] = {}
+    for window in ordered:
+        for kind in window.types:
+            objects[kind.type] = objects.get(kind.type, 0) + kind.objects
+            samples[kind.type] = samples.get(kind.type, 0) + kind.samples
+    repeated = []
+    for name, seen in samples.items():
+        if seen < MIN_SAMPLES or seen < REPEATED_SHARE * sampled:
+            continue
+        share = objects[name] / sampled_collected if sampled_collected else 0.0
+        repeated.append(
+            RepeatedCycle(
+                name,
+                seen,
+                round(objects[name] / seen, 1),
+                round(share * collected / span, 1) if span > 0 else 0.0,
+                round(share * gc_s, 6),
+            )
+        )
+    repeated.sort(key=lambda r: (-r.per_s, r.type))
+    last = ordered[-1]
+    return CycleReport(
+        window_s=round(span, 3),
+        collections=sum(w.collections for w in ordered),
+        with_garbage=sum(w.with_garbage for w in ordered),
+        collected=collected,
+        gc_s=round(gc_s, 6),
+        sampled=sampled,
+        repeated=tuple(repeated),
+        uncollectable=last.uncollectable,
+        uncollectable_total=last.uncollectable_total,
     )
 
 
@@ -64,7 +134,7 @@ def _windows(traces: list[MemoryTrace]) -> tuple[TracingWindow, ...]:
     for trace in sorted(traces, key=lambda t: t.time):
         if trace.state == "started":
             if open_one is not None:
-                windows.append(TracingWindow(open_one.time, open_one.reason, owned=open_one.owned))
+                windows.append(_unfinished(open_one))
             open_one = trace
         elif trace.state == "stopped":
             begin = open_one if open_one is not None else trace
@@ -78,12 +148,28 @@ def _windows(traces: list[MemoryTrace]) -> tuple[TracingWindow, ...]:
                     trace.cost_s,
                     trace.tracemalloc_bytes,
                     trace.owned,
+                    trace.backend,
+                    trace.capture,
+                    trace.capture_bytes,
+                    trace.native,
                 )
             )
             open_one = None
     if open_one is not None:
-        windows.append(TracingWindow(open_one.time, open_one.reason, owned=open_one.owned))
+        windows.append(_unfinished(open_one))
     return tuple(windows)
+
+
+def _unfinished(started: MemoryTrace) -> TracingWindow:
+    """A window whose stop was never recorded (the process was killed, or is still running)."""
+    return TracingWindow(
+        started.time,
+        started.reason,
+        owned=started.owned,
+        backend=started.backend,
+        capture=started.capture,
+        native=started.native,
+    )
 
 
 def top_stacks_live(report: MemoryReport) -> LiveAllocations:

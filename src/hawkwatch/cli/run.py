@@ -10,6 +10,8 @@ from hawkwatch.api.options import parse_options
 from hawkwatch.cli._common import add_option_arguments
 from hawkwatch.errors import ConfigError
 
+MEMORY_BACKENDS = ("tracemalloc", "memray")
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
@@ -32,9 +34,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--memory",
-        action="store_true",
+        nargs="?",
+        const="tracemalloc",
+        metavar="BACKEND",
         help="trace allocations from the start (same as -c memory.trace=always; costs the app "
-        "time on every allocation)",
+        "time on every allocation); --memory=memray records with memray instead, native "
+        "allocations included (the memory extra; leak suspects are found at exit)",
     )
     parser.add_argument(
         "--children",
@@ -69,8 +74,17 @@ def run(args: argparse.Namespace) -> int:
         options["profiler.enabled"] = "true"
     if args.io:
         options["io.enabled"] = "true"
-    if args.memory:
+    if args.memory is not None:
+        backend = args.memory
+        if backend not in MEMORY_BACKENDS:
+            if f"--memory={backend}" in sys.argv:
+                raise ConfigError(
+                    f"--memory={backend}: use --memory=tracemalloc or --memory=memray"
+                )
+            command.insert(0, backend)  # ``--memory python app.py``: no backend was given
+            backend = "tracemalloc"
         options["memory.trace"] = "always"
+        options["memory.backend"] = backend
     if args.app_name:
         options["app.name"] = args.app_name
     if args.app_version:

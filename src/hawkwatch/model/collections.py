@@ -52,6 +52,7 @@ MEMORY_TRACE: Final = "memory-trace"
 MEMORY_SNAPSHOT: Final = "memory-snapshot"
 MEMORY_LEAK: Final = "memory-leak"
 MEMORY_TYPES: Final = "memory-types"
+MEMORY_CYCLES: Final = "memory-cycles"
 
 #: The series sampled by the resources monitor, in report order.
 RESOURCE_SERIES: Final = (MEMORY_RESIDENT, RESIDENT_FOOTPRINT, AVAILABLE_MEMORY, CPU, THREADS_COUNT)
@@ -84,4 +85,5 @@ AGENT_COLLECTIONS: Final = (
     MEMORY_SNAPSHOT,
     MEMORY_LEAK,
     MEMORY_TYPES,
+    MEMORY_CYCLES,
 )

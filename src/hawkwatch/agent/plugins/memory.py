@@ -13,15 +13,17 @@ Its cost (CPU spent on snapshots, tracemalloc's own memory) is in ``memory-trace
 from __future__ import annotations
 
 import os
+import sys
 import time
 import tracemalloc
 from collections import deque
 from collections.abc import Callable
+from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 
-from hawkwatch.agent.plugins.memory_objects import census, referrer_path
+from hawkwatch.agent.plugins.memory_objects import census, gil_held, referrer_path
 from hawkwatch.analysis.memory_growth import (
     GrowthRule,
     SteadyGrowth,
@@ -40,10 +42,15 @@ from hawkwatch.model.records.memory import (
 
 if TYPE_CHECKING:
     from hawkwatch.agent.monitor import AgentContext
+    from hawkwatch.agent.plugins.memory_cycles import CycleCounter
+    from hawkwatch.agent.plugins.memory_memray import MemrayRecorder
     from hawkwatch.agent.plugins.memory_trace import AllocationTracer
+    from hawkwatch.model.allocations import LiveAllocations
 
 MB = 1024 * 1024
 TRACE_MODES = ("auto", "always", "never")
+BACKENDS = ("tracemalloc", "memray")
+MEMRAY_POINTS = 12
 MAX_SUSPECTS = 10
 MAX_TYPES = 5
 MAX_STACKS_JSON = 14_000
@@ -61,6 +68,8 @@ class MemoryMonitor:
         self._rule = GrowthRule()
         self._mode = "auto"
         self._tracer: AllocationTracer | None = None
+        self._memray: MemrayRecorder | None = None
+        self._cycles: CycleCounter | None = None
         self._next_snapshot = 0.0
         self._last_growth = 0.0
         self._growing = False
@@ -76,16 +85,49 @@ class MemoryMonitor:
         config = ctx.config.memory
         if config.trace not in TRACE_MODES:
             raise ValueError(f"memory.trace = {config.trace!r}: use auto, always or never")
+        if config.backend not in BACKENDS:
+            raise ValueError(f"memory.backend = {config.backend!r}: use tracemalloc or memray")
         self._ctx = ctx
         self._mode = config.trace
         self._rule = GrowthRule(
             config.window_s, config.growth_min_mb * MB, config.growth_min_percent
         )
         self._resident = resident_reader()
-        if self._mode == "always":
+        if config.backend == "memray" and self._mode != "never":
+            if _main_running():
+                self._start_memray()
+            else:  # under ``hawkwatch run``: once the bootstrap's profile hook is gone
+                ctx.on("main-started", self._start_memray_soon)
+        elif self._mode == "always":
             self._start_tracing("always")
         self.tick()
         ctx.every(config.interval_s, self.tick, self)
+        if config.cycles:
+            ctx.defer(self._start_cycles, self)  # not at start: nothing needs it at once
+
+    def _start_cycles(self) -> None:
+        ctx = self._ctx
+        if ctx is None or self._cycles is not None:
+            return
+        from hawkwatch.agent.plugins.memory_cycles import CycleCounter
+
+        self._cycles = CycleCounter(ctx.config.memory.cycles_sample_s)
+        self._cycles.install()
+        ctx.every(ctx.config.memory.cycles_interval_s, self._write_cycles, self)
+
+    def _write_cycles(self, at_exit: bool = False) -> None:
+        """One ``memory-cycles`` window, when the collector ran or garbage is stuck."""
+        counter, ctx = self._cycles, self._ctx
+        if counter is None or ctx is None:
+            return
+        if counter.failure is not None:  # caught inside the collector: the firewall decides
+            raise counter.failure
+        record = counter.window(ctx.wall_clock())
+        if record.collections or record.uncollectable_total:
+            if at_exit:
+                _write_at_exit(ctx, record)
+            else:
+                ctx.write(record)
 
     def tick(self) -> None:
         """One footprint reading; growth decision; a snapshot when tracing and due."""
@@ -101,12 +143,16 @@ class MemoryMonitor:
             self._last_growth = now
             if not self._growing:
                 self._write_growth(ctx, finding)
-            if self._tracer is None and self._mode == "auto":
+            if self._tracer is None and self._memray is None and self._mode == "auto":
                 self._start_tracing("growth")
         self._growing = finding is not None
+        config = ctx.config.memory
+        if self._memray is not None:
+            # No object census under memray: memray records the census's every allocation,
+            # which made one census hold the GIL for seconds in the three-leak example.
+            return
         if self._tracer is None:
             return
-        config = ctx.config.memory
         if not tracemalloc.is_tracing():  # the app stopped tracemalloc: its call, not ours
             self._stop_tracing("stopped-by-app")
         elif (
@@ -158,6 +204,96 @@ class MemoryMonitor:
                 nframes=config.trace_frames,
                 owned=tracer.owned,
             )
+        )
+
+    def _start_memray_soon(self) -> None:
+        """From the scheduler thread: memray must not start inside a profile callback (the
+        callback's frames would stay on its stack, freed), and it hooks every thread anyway."""
+        if self._ctx is not None:
+            self._ctx.defer(self._start_memray, self)
+
+    def _start_memray(self) -> None:
+        """memray from now to exit; where it cannot run, tracemalloc in its place (and why)."""
+        ctx = self._ctx
+        if ctx is None:
+            return
+        from hawkwatch.agent.plugins.memory_memray import MemrayRecorder, MemrayUnavailable
+
+        recorder = MemrayRecorder(ctx.session.path)
+        try:
+            recorder.start()
+        except MemrayUnavailable as exc:
+            ctx.write(
+                MemoryTrace(
+                    time=ctx.wall_clock(),
+                    state="failed",
+                    reason=f"memray-unavailable: {exc}",
+                    backend="memray",
+                )
+            )
+            self._start_tracing("always")
+            return
+        self._memray = recorder
+        self._censuses.clear()
+        self._cost_s = 0.0
+        self._next_snapshot = time.monotonic() + ctx.config.memory.snapshot_interval_s
+        ctx.write(
+            MemoryTrace(
+                time=ctx.wall_clock(),
+                state="started",
+                reason="always",
+                backend="memray",
+                capture=recorder.path.name,
+                native=recorder.native,
+            )
+        )
+
+    def _stop_memray(self, reason: str) -> None:
+        """End memray's recording, read its capture: snapshots, suspects, cost."""
+        recorder, self._memray = self._memray, None
+        ctx = self._ctx
+        if recorder is None or ctx is None:
+            return
+        recorder.stop()
+        started = time.thread_time()
+        config = ctx.config.memory
+        result = recorder.read(MEMRAY_POINTS)
+        wall = ctx.wall_clock()
+        for live in result.snapshots:
+            _write_at_exit(ctx, _snapshot_record(live, live.time_s or wall))
+        last = result.snapshots[-1] if result.snapshots else None
+        counts = {g.stack_id: g.count for g in last.groups} if last else {}
+        span = (last.time_s or 0) - (result.snapshots[0].time_s or 0) if last else 0.0
+        if len(result.snapshots) >= config.min_snapshots and last is not None:
+            for rank, suspect in enumerate(result.suspects[:MAX_SUSPECTS]):
+                _write_at_exit(
+                    ctx,
+                    LeakSuspect(
+                        time=wall,
+                        rank=rank,
+                        frames=_model_frames(last, suspect.key),
+                        growth_bytes=suspect.growth,
+                        live_bytes=suspect.last,
+                        count=counts.get(suspect.key, 0),
+                        grown=suspect.grown,
+                        steps=suspect.steps,
+                        rate_bytes_per_s=round(suspect.growth / span, 1) if span > 0 else 0.0,
+                    ),
+                )
+        self._cost_s += time.thread_time() - started
+        _write_at_exit(
+            ctx,
+            MemoryTrace(
+                time=ctx.wall_clock(),
+                state="stopped",
+                reason=reason,
+                snapshots=len(result.snapshots),
+                cost_s=round(self._cost_s, 6),
+                backend="memray",
+                capture=recorder.path.name,
+                capture_bytes=result.capture_bytes,
+                native=result.native,
+            ),
         )
 
     def _stop_tracing(self, reason: str) -> None:
@@ -235,7 +371,8 @@ class MemoryMonitor:
         else:
             self._unwritten = batch
         if config.objects:
-            self._census(ctx, wall)
+            with gil_held():  # see gil_held: the census holds references to every object
+                self._census(ctx, wall)
         self._cost_s += time.thread_time() - started
 
     def _census(self, ctx: AgentContext, wall: float) -> None:
@@ -275,18 +412,85 @@ class MemoryMonitor:
         chosen.clear()
 
     def stop(self) -> None:
+        if self._cycles is not None:  # first: reading memray's capture makes much garbage
+            self._cycles.remove()
+            self._write_cycles(at_exit=True)
+            self._cycles = None
         self._stop_tracing("stop")
+        self._stop_memray("stop")
         self._ctx = None
 
     def after_fork_child(self) -> None:
         tracer, self._tracer = self._tracer, None
         if tracer is not None:
             tracer.stop()
+        recorder, self._memray = self._memray, None
+        if recorder is not None:
+            recorder.abandon()
+        cycles, self._cycles = self._cycles, None
+        if cycles is not None:
+            cycles.remove()
         self._ctx = None
 
 
 def _frames(tracer: AllocationTracer, stack_id: int) -> tuple[MemFrame, ...]:
     return tuple(MemFrame(f.func, f.file, f.line) for f in tracer.frames(stack_id))
+
+
+def _write_at_exit(ctx: AgentContext, record: Any) -> None:
+    """Write with the store's buffer flushed first, on this thread: a record that fills the
+    buffer past its threshold asks the store's thread to flush, and at exit that thread may
+    not exist yet and cannot be started any more (CPython 3.12+ refuses new threads then)."""
+    ctx.records.flush()
+    ctx.write(record)
+
+
+def _main_running() -> bool:
+    """Whether ``__main__``'s module code is on this thread's stack (``hawkwatch.start()`` from
+    the app), rather than the interpreter still starting (``hawkwatch run``'s sitecustomize).
+
+    memray follows Python stacks with a profile hook; the one ``hawkwatch run`` sets until the
+    main module starts would replace it, so there memray starts only once that hook is gone.
+    """
+    frame: FrameType | None = sys._getframe()
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _model_frames(live: LiveAllocations, stack_id: int) -> tuple[MemFrame, ...]:
+    """A stack of the shared model as record frames (native ones flagged), innermost first."""
+    from hawkwatch.model.stack import PyFrame
+
+    out = []
+    for frame in live.stacks.stack(stack_id):
+        if isinstance(frame, PyFrame):
+            out.append(MemFrame(frame.func, frame.file, frame.line))
+        else:
+            out.append(MemFrame(frame.symbol or frame.label, frame.file, frame.line, native=True))
+    return tuple(out)
+
+
+def _snapshot_record(live: LiveAllocations, wall: float) -> MemorySnapshot:
+    """One moment of a memray capture: totals and the stacks Matrix's emit rules list."""
+    from hawkwatch.analysis.allocations import build_allocation_report
+    from hawkwatch.model.allocation_report import ReportRules
+
+    report = build_allocation_report(live, ReportRules())
+    listed = report.categories[0].stacks if report.categories else ()
+    stacks = [StackBytes(_model_frames(live, s.stack_id), s.bytes, s.count) for s in listed]
+    while len(msgspec.json.encode(stacks)) > MAX_STACKS_JSON and len(stacks) > 1:
+        stacks.pop()
+    return MemorySnapshot(
+        time=wall,
+        index=live.position or 0,
+        total_bytes=live.total_bytes,
+        count=live.total_count,
+        stack_count=len(live.groups),
+        stacks=tuple(stacks),
+    )
 
 
 def _growing(censuses: deque[dict[str, int]]) -> list[SteadyGrowth[str]]:

@@ -17,7 +17,8 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 MAX_DEPTH = 12
@@ -28,6 +29,33 @@ def type_name(kind: type) -> str:
     module = getattr(kind, "__module__", "") or ""
     qualname = getattr(kind, "__qualname__", kind.__name__)
     return qualname if module == "builtins" else f"{module}.{qualname}"
+
+
+#: How long other threads wait for the GIL before asking for it while the census holds it.
+HOLD_INTERVAL_S = 2.0
+
+
+@contextmanager
+def gil_held(interval_s: float = HOLD_INTERVAL_S) -> Iterator[None]:
+    """Keep other Python threads from running while the body holds references to every object.
+
+    ``gc.get_objects``/``gc.get_referrers`` return objects still being built, such as a tuple
+    that ``tuple(generator)`` is filling: if its thread resumes while we hold a reference, its
+    ``_PyTuple_Resize`` fails with ``SystemError: bad argument to internal function`` in the app
+    (seen in ``benchmarks/workloads/cpu_mix.py`` with tracing on). With a long switch interval
+    set, this thread sleeps past the old one, so every thread's next wait for the GIL is a long
+    one and none asks for it back during the body, which must drop all such references before
+    it ends. The app's interval is restored.
+    """
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval_s)
+    try:
+        # Longer than the old interval: a thread already waiting for the GIL with it times out
+        # meanwhile (else it would ask for the GIL during the body); its next wait is long.
+        time.sleep(min(previous, 0.05) + 0.001)
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 MAX_BASELINE_IDS = 200_000
@@ -85,6 +113,8 @@ def census(
             if base is None:
                 baselines[name] = frozenset(id(obj) for obj in instances[:MAX_BASELINE_IDS])
                 continue
+            if kind is tuple:
+                continue  # never kept past the census: a tuple may still be being built
             for obj in instances:  # oldest generation first
                 if id(obj) not in base:
                     chosen[name] = obj

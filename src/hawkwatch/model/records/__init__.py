@@ -58,6 +58,7 @@ from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.model.records.launch import AppLaunch, LaunchTime
 from hawkwatch.model.records.memory import (
     MEMORY_TYPES,
+    GcCycles,
     GrowingType,
     LeakSuspect,
     MemoryGrowth,
@@ -208,6 +209,7 @@ __all__ = [
     "Finite",
     "Footprint",
     "FrameRate",
+    "GcCycles",
     "GcPause",
     "GlFrameRate",
     "GrowingType",

@@ -14,12 +14,14 @@ from hawkwatch.model import collections as c
 from hawkwatch.model.records._codec import Count, Finite, JsonRecord, NonNegative, time_key
 
 
-class MemFrame(msgspec.Struct, frozen=True):
-    """One Python frame of an allocation stack."""
+class MemFrame(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One frame of an allocation stack: Python, or native (``native``: memray's C frames,
+    ``file`` then the C source when debug info has it)."""
 
     function: str
     file: str
     line: Count
+    native: bool = False
 
 
 class MemoryGrowth(JsonRecord, frozen=True):
@@ -48,8 +50,11 @@ class MemoryGrowth(JsonRecord, frozen=True):
 class MemoryTrace(JsonRecord, frozen=True):
     """A tracing window opened or closed: why, and what it cost so far.
 
-    ``cost_s`` is the CPU time the monitor spent on snapshots and object counts;
-    ``tracemalloc_bytes`` the memory tracemalloc itself used (its peak while the window ran).
+    ``cost_s`` is the CPU time the monitor spent on snapshots and object counts (with memray:
+    on reading the capture); ``tracemalloc_bytes`` the memory tracemalloc itself used (its peak
+    while the window ran). ``backend`` is ``tracemalloc`` or ``memray``; memray's capture file
+    (``capture``, in the session folder) is ``capture_bytes`` long, with native stacks when
+    ``native``.
     """
 
     collection: ClassVar[str] = c.MEMORY_TRACE
@@ -62,6 +67,10 @@ class MemoryTrace(JsonRecord, frozen=True):
     tracemalloc_bytes: Count = 0
     nframes: Count = 0
     owned: bool = True
+    backend: str = "tracemalloc"
+    capture: str = ""
+    capture_bytes: Count = 0
+    native: bool = False
 
     def record_key(self) -> str:
         return time_key(self.time)
@@ -136,10 +145,45 @@ class GrowingType(JsonRecord, frozen=True):
         return f"{time_key(self.time)}_{name or '_'}"
 
 
+class CycleType(msgspec.Struct, frozen=True):
+    """Objects of one type found in the garbage of sampled collections."""
+
+    type: str
+    objects: Count  # in all sampled collections of the window
+    samples: Count  # sampled collections that freed at least one
+
+
+class GcCycles(JsonRecord, frozen=True):
+    """What the cyclic garbage collector freed over ``window_s``, and what it could not.
+
+    Every collection is counted (``collections``, ``with_garbage`` of them freed something,
+    ``collected`` objects, ``gc_s`` spent); ``sampled`` young-generation collections had their
+    garbage counted by type (``types``). ``uncollectable`` is what sits in ``gc.garbage``.
+    """
+
+    collection: ClassVar[str] = c.MEMORY_CYCLES
+
+    time: Finite
+    window_s: NonNegative
+    collections: Count
+    with_garbage: Count
+    collected: Count
+    gc_s: NonNegative
+    sampled: Count
+    sampled_collected: Count = 0
+    types: tuple[CycleType, ...] = ()
+    uncollectable: tuple[CycleType, ...] = ()
+    uncollectable_total: Count = 0
+
+    def record_key(self) -> str:
+        return time_key(self.time)
+
+
 MEMORY_TYPES: Final[tuple[type[JsonRecord], ...]] = (
     MemoryGrowth,
     MemoryTrace,
     MemorySnapshot,
     LeakSuspect,
     GrowingType,
+    GcCycles,
 )
