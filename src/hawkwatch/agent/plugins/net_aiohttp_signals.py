@@ -1,4 +1,5 @@
-"""Requests made through aiohttp's client, timed by its ``TraceConfig`` signals.
+"""aiohttp's requests timed by its ``TraceConfig`` signals: the fallback of ``net_aiohttp`` for
+an aiohttp whose coroutines it does not know (the signals cost more: see there).
 
 ``ClientSession.__init__`` is wrapped to add one ``TraceConfig`` of ours to every session (after
 the app's own). Signals used (``detectors.md`` §6.4): ``on_request_start``, the connection's
@@ -6,8 +7,9 @@ the app's own). Signals used (``detectors.md`` §6.4): ``on_request_start``, the
 and ``on_request_chunk_sent`` (send), ``on_request_end`` (response headers: first byte),
 ``on_response_chunk_received`` (receive), ``on_request_redirect`` (a hop ends) and
 ``on_request_exception``. The body ends when the response is read, released or closed
-(``ClientResponse.read``/``release``/``close``). aiohttp opens TCP and TLS in one call, so for
-``https`` the ``tcp`` phase includes the handshake and ``tls`` is null.
+(``net_aiohttp`` wraps ``ClientResponse.read``/``release``/``close`` either way). aiohttp opens
+TCP and TLS in one call, so for ``https`` the ``tcp`` phase includes the handshake and ``tls``
+is null.
 """
 
 from __future__ import annotations
@@ -18,72 +20,34 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+from hawkwatch.agent.plugins.net_aiohttp import _TX, _Hop
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
 _clock = time.perf_counter_ns
-_TX = "_hawkwatch_tx"
 
 
-class AiohttpInstrumentation(Instrumentation):
-    """Adds our trace config to every new ``aiohttp.ClientSession``; ends bodies on read/release."""
+def install_signals(instrumentation: Instrumentation, aiohttp: Any) -> None:
+    """Add our trace config to every new ``aiohttp.ClientSession`` (after the app's own)."""
+    on_error = instrumentation._on_error
+    trace_config = _Signals(
+        instrumentation._finish, instrumentation._get_loop, on_error
+    ).trace_config(aiohttp)
+    original_init = aiohttp.ClientSession.__init__
 
-    def install(self, aiohttp: Any) -> None:
-        trace_config = self._trace_config(aiohttp)
-        original_init = aiohttp.ClientSession.__init__
-        on_error = self._on_error
+    def __init__(session: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            configs = list(kwargs.get("trace_configs") or ())
+            if trace_config not in configs:
+                kwargs["trace_configs"] = [*configs, trace_config]
+        except Exception as exc:
+            on_error(exc)
+        original_init(session, *args, **kwargs)
 
-        def __init__(session: Any, *args: Any, **kwargs: Any) -> None:
-            try:
-                configs = list(kwargs.get("trace_configs") or ())
-                if trace_config not in configs:
-                    kwargs["trace_configs"] = [*configs, trace_config]
-            except Exception as exc:
-                on_error(exc)
-            original_init(session, *args, **kwargs)
-
-        self.replace(aiohttp.ClientSession, "__init__", __init__)
-        finish = self._finish
-        response_class = aiohttp.ClientResponse
-        original_read = response_class.read
-
-        async def read(response: Any) -> Any:
-            body = await original_read(response)
-            _end(response, finish)
-            return body
-
-        self.replace(response_class, "read", read)
-        for name in ("release", "close"):
-            original = getattr(response_class, name)
-            self.replace(response_class, name, _ending(original, finish, on_error))
-
-
-    def _trace_config(self, aiohttp: Any) -> Any:
-        return _Signals(self._finish, self._get_loop, self._on_error).trace_config(aiohttp)
+    instrumentation.replace(aiohttp.ClientSession, "__init__", __init__)
 
 
 _HOP = "hawkwatch_hop"  # attribute of aiohttp's per-request trace context
-
-
-class _Hop(Timeline):
-    """One request of aiohttp's; what aiohttp gives is kept as it is (the URL object, the
-    request headers as sent, the response's raw headers and version) and described in
-    ``to_record``."""
-
-    __slots__ = ()
-
-    def complete(self) -> None:
-        if self.url_object is not None:
-            self.url, self.url_object = str(self.url_object), None
-        if self.request_headers is not None:
-            headers, self.request_headers = self.request_headers, None
-            self.request_bytes += sum(len(k) + len(v) + 4 for k, v in headers.items())
-        if self.response is not None:  # the raw headers, and the version in ``head``
-            raw, self.response = self.response, None
-            version = self.head
-            if version is not None:
-                self.http_version = f"{version.major}.{version.minor}"
-            self.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw)
 
 
 class _Signals:
@@ -236,23 +200,3 @@ def _describe(hop: Timeline, response: Any) -> None:
     if version is not None:
         hop.http_version = f"{version.major}.{version.minor}"
     hop.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in response.raw_headers)
-
-
-def _end(response: Any, finish: Finish) -> None:
-    hop = response.__dict__.pop(_TX, None)
-    if hop is None or hop.finished:
-        return
-    hop.response_end = hop.response_end or _clock()
-    hop.finished = True
-    finish(hop)
-
-
-def _ending(original: Any, finish: Finish, on_error: OnError) -> Any:
-    def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            _end(response, finish)
-        except Exception as exc:
-            on_error(exc)
-        return original(response, *args, **kwargs)
-
-    return ending

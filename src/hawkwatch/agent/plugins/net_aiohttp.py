@@ -1,0 +1,271 @@
+"""Requests made through aiohttp's client, timed by wrapping the coroutines every request awaits.
+
+Why not aiohttp's own extension point (``TraceConfig``, kept as the fallback in
+``net_aiohttp_signals``): a session with any trace config makes aiohttp build a ``Trace`` and a
+parameters object per signal, a copy of the URL with its query merged, and two more callbacks on
+its stream writer, for every request, whatever the callbacks do. Measured on a loopback
+benchmark (``benchmarks/network_instructions.py``, ``hooks`` column) that alone is about 20 % of
+aiohttp's own cost per request, seven times the 3 % budget. Wrapping four coroutines that every
+request already awaits costs a stamp and a frame each.
+
+Wrapped (aiohttp 3.9 to 3.x; another version, or one whose functions changed shape, gets the
+``TraceConfig`` instrumentation instead):
+
+- ``ClientSession._request``: the request begins (fetch start, call site, task); its hop is
+  in a context variable for the coroutines below (the same task, or tasks it starts); an
+  exception it raises ends the hop in the phase it was in.
+- ``TCPConnector._resolve_host`` (DNS; none for an IP address) and ``_create_connection``
+  (TCP and TLS in one call, so for ``https`` the ``tcp`` phase includes the handshake and
+  ``tls`` is null); a request that opens no connection reused one.
+- ``ClientRequest.send``: the head is written (send); each ``send`` after a response began a new
+  hop (a redirect), or retries the send (a dropped keep-alive connection).
+- ``ClientResponse.start``: the head was read (first byte); the body ends when the response is
+  read, released or closed (``read``/``release``/``close``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
+from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+
+_clock = time.perf_counter_ns
+_TX = "_hawkwatch_tx"
+_current: contextvars.ContextVar[_Hop | None] = contextvars.ContextVar(
+    "hawkwatch_aiohttp_hop", default=None
+)
+#: The shapes the direct instrumentation relies on: (owner, function, its parameters).
+_SHAPES: Final = (
+    ("ClientSession", "_request", ("self", "method", "str_or_url")),
+    ("TCPConnector", "_resolve_host", ("self", "host", "port")),
+    ("TCPConnector", "_create_connection", ("self", "req")),
+    ("ClientRequest", "send", ("self", "conn")),
+    ("ClientResponse", "start", ("self", "connection")),
+)
+
+
+class _Hop(Timeline):
+    """One request of aiohttp's; what aiohttp gives is kept as it is (the URL object, the
+    request headers as sent, the response's raw headers and version) and described in
+    ``to_record``."""
+
+    __slots__ = ()
+
+    def complete(self) -> None:
+        url = self.url_object
+        if url is not None:
+            self.url, self.url_object = str(url), None
+        if self.request_headers is not None:
+            headers, self.request_headers = self.request_headers, None
+            self.request_bytes += sum(len(k) + len(v) + 4 for k, v in headers.items())
+        if self.response is not None:  # the raw headers, and the version in ``head``
+            raw, self.response = self.response, None
+            version = self.head
+            if version is not None:
+                self.http_version = f"{version.major}.{version.minor}"
+            self.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw)
+            if self.redirect_to is None and 300 <= (self.status or 0) < 400 and url is not None:
+                self.redirect_to = _location(url, raw)
+
+
+def _location(url: Any, raw_headers: Any) -> str | None:
+    """A redirect's ``Location``, joined to the URL it answered."""
+    for name, value in raw_headers:
+        if name.lower() == b"location":
+            return str(url.join(type(url)(value.decode("latin-1"))))
+    return None
+
+
+class AiohttpInstrumentation(Instrumentation):
+    """Times every ``aiohttp`` request: directly where the version is known, else through a
+    ``TraceConfig`` added to every new session (``net_aiohttp_signals``)."""
+
+    def install(self, aiohttp: Any) -> None:
+        if _direct_supported(aiohttp):
+            self._install_direct(aiohttp)
+        else:
+            from hawkwatch.agent.plugins.net_aiohttp_signals import install_signals
+
+            install_signals(self, aiohttp)
+        self._install_body_end(aiohttp.ClientResponse)
+
+    def _install_direct(self, aiohttp: Any) -> None:
+        finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+        connector = aiohttp.TCPConnector
+        self.replace(
+            aiohttp.ClientSession,
+            "_request",
+            _wrap_request(aiohttp.ClientSession._request, finish, get_loop, on_error),
+        )
+        self.replace(
+            connector,
+            "_resolve_host",
+            _wrap_resolve(connector._resolve_host, aiohttp.helpers.is_ip_address),
+        )
+        self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
+        self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish))
+        self.replace(aiohttp.ClientResponse, "start", _wrap_start(aiohttp.ClientResponse.start))
+
+    def _install_body_end(self, response_class: Any) -> None:
+        finish, on_error = self._finish, self._on_error
+        original_read = response_class.read
+
+        async def read(response: Any) -> Any:
+            body = await original_read(response)
+            hop = response.__dict__.get(_TX)
+            if hop is not None and hop.response_bytes is None:
+                hop.response_bytes = len(body)
+            _end(response, finish)
+            return body
+
+        self.replace(response_class, "read", read)
+        for name in ("release", "close"):
+            original = getattr(response_class, name)
+            self.replace(response_class, name, _ending(original, finish, on_error))
+
+
+def _wrap_request(
+    original: Any, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+) -> Callable[..., Any]:
+    async def _request(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        previous = _current.get()
+        try:
+            hop = _Hop("aiohttp", method.upper(), "")
+            describe_context(hop, get_loop, sys._getframe(1))
+            _current.set(hop)
+        except Exception as exc:  # never into the request
+            on_error(exc)
+        try:
+            return await original(session, method, *args, **kwargs)
+        except BaseException as exc:
+            last = _current.get()
+            if last is not None and last is not previous and not last.finished:
+                last.fail(exc)
+                last.finished = True
+                finish(last)
+            raise
+        finally:
+            _current.set(previous)
+
+    return _request
+
+
+def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callable[..., Any]:
+    async def _resolve_host(conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
+        hop = _current.get()
+        if hop is None or is_ip_address(host):
+            return await original(conn, host, *args, **kwargs)
+        hop.dns_start = _clock()
+        result = await original(conn, host, *args, **kwargs)
+        hop.dns_end = _clock()
+        return result
+
+    return _resolve_host
+
+
+def _wrap_connect(original: Any) -> Callable[..., Any]:
+    async def _create_connection(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return await original(conn, *args, **kwargs)
+        hop.connect_start = _clock()
+        protocol = await original(conn, *args, **kwargs)
+        if hop.dns_end is not None:
+            hop.connect_start = hop.dns_end  # resolving is inside: its own phase
+        hop.connect_end = _clock()
+        hop.reused = False
+        return protocol
+
+    return _create_connection
+
+
+def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
+    async def send(request: Any, conn: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return await original(request, conn)
+        now = _clock()
+        if hop.finished or hop.response_start is not None:  # a redirect: the next hop
+            hop = _follow(hop, now, finish)
+        hop.request_start = now
+        if hop.reused is None:
+            hop.reused = True
+        hop.url_object = request.url
+        response = await original(request, conn)
+        hop.request_end = _clock()
+        hop.request_headers = request.headers  # as sent
+        return response
+
+    return send
+
+
+def _wrap_start(original: Any) -> Callable[..., Any]:
+    async def start(response: Any, connection: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return await original(response, connection)
+        result = await original(response, connection)
+        hop.response_start = _clock()
+        hop.status, hop.head = response.status, response.version
+        hop.response = response.raw_headers  # described on the scheduler thread; not the
+        response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
+        return result
+
+    return start
+
+
+def _direct_supported(aiohttp: Any) -> bool:
+    """Whether this aiohttp has the coroutines the direct instrumentation wraps, as expected."""
+    try:
+        major, minor = (int(part) for part in aiohttp.__version__.split(".")[:2])
+        if not (3, 9) <= (major, minor) < (4, 0):
+            return False
+        for owner, name, parameters in _SHAPES:
+            function = getattr(getattr(aiohttp, owner), name)
+            if not inspect.iscoroutinefunction(function):
+                return False
+            names = tuple(inspect.signature(function).parameters)[: len(parameters)]
+            if names != parameters:
+                return False
+        return callable(aiohttp.helpers.is_ip_address)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _follow(hop: _Hop, now: int, finish: Finish) -> _Hop:
+    """The next hop of a redirect chain (the one before ends here if its body did not)."""
+    follow = _Hop("aiohttp", hop.method, "", fetch_start=hop.response_end or now)
+    follow.frames, follow.thread, follow.task = hop.frames, hop.thread, hop.task
+    follow.on_loop_thread, follow.client = hop.on_loop_thread, hop.client
+    if not hop.finished:
+        hop.response_end = hop.response_end or now
+        hop.finished = True
+        finish(hop)
+    _current.set(follow)
+    return follow
+
+
+def _end(response: Any, finish: Finish) -> None:
+    hop = response.__dict__.pop(_TX, None)
+    if hop is None or hop.finished:
+        return
+    hop.response_end = hop.response_end or _clock()
+    hop.finished = True
+    finish(hop)
+
+
+def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
+    def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            _end(response, finish)
+        except Exception as exc:
+            on_error(exc)
+        return original(response, *args, **kwargs)
+
+    return ending
