@@ -17,7 +17,6 @@ from hawkwatch.model.records._codec import (
     JsonRecord,
     NonNegative,
     parse_number,
-    time_key,
 )
 
 PHASES = ("queue", "dns", "tcp", "tls", "send", "ttfb", "receive", "total")
@@ -74,7 +73,7 @@ class NetworkTransaction(JsonRecord, frozen=True, kw_only=True):
     requests to the same path with different parameters apart, without keeping them."""
 
     def record_key(self) -> str:
-        return f"{time_key(self.start)}_{self.index}"
+        return f"{self.start:.6f}_{self.index}"  # time_key's format, in one step
 
     @classmethod
     def fields_from_key(cls, key: str) -> dict[str, Any]:
