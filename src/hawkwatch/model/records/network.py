@@ -22,8 +22,9 @@ from hawkwatch.model.records._codec import (
 PHASES = ("queue", "dns", "tcp", "tls", "send", "ttfb", "receive", "total")
 
 
-class Phases(msgspec.Struct, kw_only=True, frozen=True):
-    """Milliseconds per phase; None when the phase did not happen (or was not observable)."""
+class Phases(msgspec.Struct, frozen=True):
+    """Milliseconds per phase; None when the phase did not happen (or was not observable).
+    Positional too (in ``PHASES`` order), for the agent's one per request."""
 
     queue: NonNegative | None = None
     dns: NonNegative | None = None
@@ -43,17 +44,22 @@ class CallSite(msgspec.Struct, frozen=True, array_like=True):
     line: int
 
 
-class NetworkTransaction(JsonRecord, frozen=True, kw_only=True):
-    """One request; key: its start (Unix s) and a per-process index, ``<start>_<index>``."""
+class NetworkTransaction(JsonRecord, frozen=True, kw_only=False):
+    """One request; key: its start (Unix s) and a per-process index, ``<start>_<index>``.
+
+    Positional, unlike other records: the agent makes one per request, and msgspec matches 21
+    keywords ten times slower than it takes 21 arguments (so ``index``, with a default, comes
+    after the fields without one).
+    """
 
     collection: ClassVar[str] = c.NETWORK_TRANSACTION
 
     start: Finite
-    index: Count = 0
     method: str
     url: str
     host: str
     library: str
+    index: Count = 0
     status: int | None = None
     http_version: str | None = None
     reused: bool | None = None
