@@ -146,3 +146,27 @@ def test_code_compiled_at_run_time_is_classified_by_its_module_every_time() -> N
     assert named[1].function == (
         "test_code_compiled_at_run_time_is_classified_by_its_module_every_time"
     )
+
+
+def test_the_positional_record_says_what_each_field_means() -> None:
+    """``to_record`` builds the record positionally (speed): every field lands in its place."""
+    timeline = _stamped(dns_start=100_000, dns_end=2_100_000, connect_start=2_100_000,
+                        connect_end=3_000_000, request_start=3_000_000, request_end=3_100_000,
+                        error="TimeoutError")  # fmt: skip
+    timeline.url, timeline.status, timeline.http_version, timeline.reused = (
+        "http://h:81/p?q=1", 504, "1.1", False)  # fmt: skip
+    timeline.request_bytes, timeline.response_bytes, timeline.response_header_bytes = 10, 20, 30
+    timeline.failed_phase, timeline.task, timeline.on_loop_thread = "ttfb", "Task-9", True
+    timeline.redirect_to, timeline.frames = "http://h:81/next?k=v", ((sys._getframe().f_code, 0),)
+    record = timeline.to_record(frozenset(), 1_000.0)
+    expected = NetworkTransaction(
+        start=1_000.0, index=record.index, method="GET", url="http://h:81/p?q=[redacted]",
+        host="h:81", library="http.client", status=504, http_version="1.1", reused=False,
+        phases_ms=timeline.phases(), request_bytes=10, response_bytes=20,
+        response_header_bytes=30, error="TimeoutError", failed_phase="ttfb", thread=None,
+        task="Task-9", on_loop_thread=True, frames=record.frames,
+        redirect_to="http://h:81/next?k=[redacted]", query_digest=record.query_digest,
+    )  # fmt: skip
+    assert record == expected and record.index > 0 and record.query_digest
+    assert record.frames[0].function == "test_the_positional_record_says_what_each_field_means"
+    assert timeline.phases() == Phases(queue=0.1, dns=2.0, tcp=0.9, send=0.1, total=3.1)

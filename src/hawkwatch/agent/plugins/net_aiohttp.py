@@ -1,68 +1,53 @@
-"""Requests made through aiohttp's client, timed by its ``TraceConfig`` signals.
+"""Requests made through aiohttp's client, timed by wrapping the coroutines every request awaits.
 
-``ClientSession.__init__`` is wrapped to add one ``TraceConfig`` of ours to every session (after
-the app's own). Signals used (``detectors.md`` §6.4): ``on_request_start``, the connection's
-``queued``/``create``/``reuseconn``, ``on_dns_resolvehost_start/end``, ``on_request_headers_sent``
-and ``on_request_chunk_sent`` (send), ``on_request_end`` (response headers: first byte),
-``on_response_chunk_received`` (receive), ``on_request_redirect`` (a hop ends) and
-``on_request_exception``. The body ends when the response is read, released or closed
-(``ClientResponse.read``/``release``/``close``). aiohttp opens TCP and TLS in one call, so for
-``https`` the ``tcp`` phase includes the handshake and ``tls`` is null.
+Why not aiohttp's own extension point (``TraceConfig``, kept as the fallback in
+``net_aiohttp_signals``): a session with any trace config makes aiohttp build a ``Trace`` and a
+parameters object per signal, a copy of the URL with its query merged, and two more callbacks on
+its stream writer, for every request, whatever the callbacks do. Measured on a loopback
+benchmark (``benchmarks/network_instructions.py``, ``hooks`` column) that alone is about 20 % of
+aiohttp's own cost per request, seven times the 3 % budget. Wrapping four coroutines that every
+request already awaits costs a stamp and a frame each.
+
+Wrapped (aiohttp 3.9 to 3.x; another version, or one whose functions changed shape, gets the
+``TraceConfig`` instrumentation instead):
+
+- ``ClientSession._request``: the request begins (fetch start, call site, task); its hop is
+  in a context variable for the coroutines below (the same task, or tasks it starts); an
+  exception it raises ends the hop in the phase it was in.
+- ``TCPConnector._resolve_host`` (DNS; none for an IP address) and ``_create_connection``
+  (TCP and TLS in one call, so for ``https`` the ``tcp`` phase includes the handshake and
+  ``tls`` is null); a request that opens no connection reused one.
+- ``ClientRequest.send``: the head is written (send); each ``send`` after a response began a new
+  hop (a redirect), or retries the send (a dropped keep-alive connection).
+- ``ClientResponse.start``: the head was read (first byte); the body ends when the response is
+  read, released or closed (``read``/``release``/``close``).
 """
 
 from __future__ import annotations
 
+import contextvars
+import inspect
 import sys
 import time
 from collections.abc import Callable
-from types import SimpleNamespace
-from typing import Any
+from typing import Any, Final
 
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"
-
-
-class AiohttpInstrumentation(Instrumentation):
-    """Adds our trace config to every new ``aiohttp.ClientSession``; ends bodies on read/release."""
-
-    def install(self, aiohttp: Any) -> None:
-        trace_config = self._trace_config(aiohttp)
-        original_init = aiohttp.ClientSession.__init__
-        on_error = self._on_error
-
-        def __init__(session: Any, *args: Any, **kwargs: Any) -> None:
-            try:
-                configs = list(kwargs.get("trace_configs") or ())
-                if trace_config not in configs:
-                    kwargs["trace_configs"] = [*configs, trace_config]
-            except Exception as exc:
-                on_error(exc)
-            original_init(session, *args, **kwargs)
-
-        self.replace(aiohttp.ClientSession, "__init__", __init__)
-        finish = self._finish
-        response_class = aiohttp.ClientResponse
-        original_read = response_class.read
-
-        async def read(response: Any) -> Any:
-            body = await original_read(response)
-            _end(response, finish)
-            return body
-
-        self.replace(response_class, "read", read)
-        for name in ("release", "close"):
-            original = getattr(response_class, name)
-            self.replace(response_class, name, _ending(original, finish, on_error))
-
-
-    def _trace_config(self, aiohttp: Any) -> Any:
-        return _Signals(self._finish, self._get_loop, self._on_error).trace_config(aiohttp)
-
-
-_HOP = "hawkwatch_hop"  # attribute of aiohttp's per-request trace context
+_current: contextvars.ContextVar[_Hop | None] = contextvars.ContextVar(
+    "hawkwatch_aiohttp_hop", default=None
+)
+#: The shapes the direct instrumentation relies on: (owner, function, its parameters).
+_SHAPES: Final = (
+    ("ClientSession", "_request", ("self", "method", "str_or_url")),
+    ("TCPConnector", "_resolve_host", ("self", "host", "port")),
+    ("TCPConnector", "_create_connection", ("self", "req")),
+    ("ClientRequest", "send", ("self", "conn")),
+    ("ClientResponse", "start", ("self", "connection")),
+)
 
 
 class _Hop(Timeline):
@@ -73,8 +58,9 @@ class _Hop(Timeline):
     __slots__ = ()
 
     def complete(self) -> None:
-        if self.url_object is not None:
-            self.url, self.url_object = str(self.url_object), None
+        url = self.url_object
+        if url is not None:
+            self.url, self.url_object = str(url), None
         if self.request_headers is not None:
             headers, self.request_headers = self.request_headers, None
             self.request_bytes += sum(len(k) + len(v) + 4 for k, v in headers.items())
@@ -84,158 +70,185 @@ class _Hop(Timeline):
             if version is not None:
                 self.http_version = f"{version.major}.{version.minor}"
             self.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in raw)
+            if self.redirect_to is None and 300 <= (self.status or 0) < 400 and url is not None:
+                self.redirect_to = _location(url, raw)
 
 
-class _Signals:
-    """Our handlers of aiohttp's trace signals; each request's hop lives in its trace context.
+def _location(url: Any, raw_headers: Any) -> str | None:
+    """A redirect's ``Location``, joined to the URL it answered."""
+    for name, value in raw_headers:
+        if name.lower() == b"location":
+            return str(url.join(type(url)(value.decode("latin-1"))))
+    return None
 
-    Each handler is the coroutine aiohttp awaits: one frame, a stamp, nothing that can raise
-    but what is guarded.
-    """
 
-    def __init__(
-        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
-    ) -> None:
-        self.finish = finish
-        self.get_loop = get_loop
-        self.on_error = on_error
+class AiohttpInstrumentation(Instrumentation):
+    """Times every ``aiohttp`` request: directly where the version is known, else through a
+    ``TraceConfig`` added to every new session (``net_aiohttp_signals``)."""
 
-    def trace_config(self, aiohttp: Any) -> Any:
-        config = aiohttp.TraceConfig()
-        for signal, handler in (
-            (config.on_request_start, self.request_start),
-            (config.on_dns_resolvehost_start, self.dns_start),
-            (config.on_dns_resolvehost_end, self.dns_end),
-            (config.on_connection_create_start, self.connection_create_start),
-            (config.on_connection_create_end, self.connection_created),
-            (config.on_connection_reuseconn, self.connection_reused),
-            (config.on_request_headers_sent, self.headers_sent),
-            (config.on_request_chunk_sent, self.chunk_sent),
-            (config.on_request_end, self.request_end),
-            (config.on_response_chunk_received, self.chunk_received),
-            (config.on_request_redirect, self.redirect),
-            (config.on_request_exception, self.failed),
-        ):
-            signal.append(handler)
-        config.freeze()
-        return config
+    def install(self, aiohttp: Any) -> None:
+        if _direct_supported(aiohttp):
+            self._install_direct(aiohttp)
+        else:
+            from hawkwatch.agent.plugins.net_aiohttp_signals import install_signals
 
-    async def request_start(self, session: Any, context: SimpleNamespace, params: Any) -> None:
+            install_signals(self, aiohttp)
+        self._install_body_end(aiohttp.ClientResponse)
+
+    def _install_direct(self, aiohttp: Any) -> None:
+        finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+        connector = aiohttp.TCPConnector
+        self.replace(
+            aiohttp.ClientSession,
+            "_request",
+            _wrap_request(aiohttp.ClientSession._request, finish, get_loop, on_error),
+        )
+        self.replace(
+            connector,
+            "_resolve_host",
+            _wrap_resolve(connector._resolve_host, aiohttp.helpers.is_ip_address),
+        )
+        self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
+        self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish))
+        self.replace(aiohttp.ClientResponse, "start", _wrap_start(aiohttp.ClientResponse.start))
+
+    def _install_body_end(self, response_class: Any) -> None:
+        finish, on_error = self._finish, self._on_error
+        original_read = response_class.read
+
+        async def read(response: Any) -> Any:
+            body = await original_read(response)
+            hop = response.__dict__.get(_TX)
+            if hop is not None and hop.response_bytes is None:
+                hop.response_bytes = len(body)
+            _end(response, finish)
+            return body
+
+        self.replace(response_class, "read", read)
+        for name in ("release", "close"):
+            original = getattr(response_class, name)
+            self.replace(response_class, name, _ending(original, finish, on_error))
+
+
+def _wrap_request(
+    original: Any, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+) -> Callable[..., Any]:
+    async def _request(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        previous = _current.get()
         try:
-            hop = _Hop("aiohttp", params.method, "")
-            hop.url_object, hop.request_headers = params.url, params.headers
-            describe_context(hop, self.get_loop, sys._getframe(1))
-            setattr(context, _HOP, hop)
+            hop = _Hop("aiohttp", method.upper(), "")
+            describe_context(hop, get_loop, sys._getframe(1))
+            _current.set(hop)
         except Exception as exc:  # never into the request
-            self.on_error(exc)
+            on_error(exc)
+        try:
+            return await original(session, method, *args, **kwargs)
+        except BaseException as exc:
+            last = _current.get()
+            if last is not None and last is not previous and not last.finished:
+                last.fail(exc)
+                last.finished = True
+                finish(last)
+            raise
+        finally:
+            _current.set(previous)
 
-    @staticmethod
-    async def dns_start(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            hop.dns_start = _clock()
+    return _request
 
-    @staticmethod
-    async def dns_end(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            hop.dns_end = _clock()
 
-    @staticmethod
-    async def connection_create_start(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            hop.connect_start = hop.connect_start or _clock()
+def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callable[..., Any]:
+    async def _resolve_host(conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
+        hop = _current.get()
+        if hop is None or is_ip_address(host):
+            return await original(conn, host, *args, **kwargs)
+        hop.dns_start = _clock()
+        result = await original(conn, host, *args, **kwargs)
+        hop.dns_end = _clock()
+        return result
 
-    @staticmethod
-    async def connection_created(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            if hop.dns_end is not None:
-                hop.connect_start = hop.dns_end
-            hop.connect_end = hop.request_start = _clock()
-            hop.reused = False
+    return _resolve_host
 
-    @staticmethod
-    async def connection_reused(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
+
+def _wrap_connect(original: Any) -> Callable[..., Any]:
+    async def _create_connection(conn: Any, *args: Any, **kwargs: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return await original(conn, *args, **kwargs)
+        hop.connect_start = _clock()
+        protocol = await original(conn, *args, **kwargs)
+        if hop.dns_end is not None:
+            hop.connect_start = hop.dns_end  # resolving is inside: its own phase
+        hop.connect_end = _clock()
+        hop.reused = False
+        return protocol
+
+    return _create_connection
+
+
+def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
+    async def send(request: Any, conn: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return await original(request, conn)
+        now = _clock()
+        if hop.finished or hop.response_start is not None:  # a redirect: the next hop
+            hop = _follow(hop, now, finish)
+        hop.request_start = now
+        if hop.reused is None:
             hop.reused = True
-            hop.request_start = _clock()
+        hop.url_object = request.url
+        response = await original(request, conn)
+        hop.request_end = _clock()
+        hop.request_headers = request.headers  # as sent
+        return response
 
-    @staticmethod
-    async def headers_sent(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            hop.request_end = _clock()
-            hop.request_headers = params.headers  # as sent (at the start: only the app's)
-
-    async def chunk_sent(self, session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            hop.request_end = _clock()
-            try:
-                hop.request_bytes += len(params.chunk)
-            except Exception as exc:
-                self.on_error(exc)
-
-    @staticmethod
-    async def request_end(session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            hop.response_start = hop.response_start or _clock()
-            response = params.response
-            hop.status, hop.head = response.status, response.version
-            hop.response = response.raw_headers  # described on the scheduler thread; not the
-            response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
-
-    async def chunk_received(self, session: Any, context: SimpleNamespace, params: Any) -> None:
-        hop = getattr(context, _HOP, None)
-        if hop is not None:
-            try:
-                hop.response_bytes = (hop.response_bytes or 0) + len(params.chunk)
-            except Exception as exc:
-                self.on_error(exc)
-            hop.response_end = _clock()
-
-    async def redirect(self, session: Any, context: SimpleNamespace, params: Any) -> None:
-        try:
-            hop = getattr(context, _HOP, None)
-            if hop is None:
-                return
-            hop.response_start = hop.response_start or _clock()
-            hop.response = None
-            _describe(hop, params.response)
-            hop.response_end = hop.response_start
-            location = params.response.headers.get("Location", "")
-            hop.redirect_to = str(params.url.join(type(params.url)(location)))
-            follow = _Hop("aiohttp", hop.method, hop.redirect_to)
-            follow.frames, follow.thread, follow.task = hop.frames, hop.thread, hop.task
-            follow.on_loop_thread = hop.on_loop_thread
-            setattr(context, _HOP, follow)
-            hop.finished = True
-            self.finish(hop)
-        except Exception as exc:
-            self.on_error(exc)
-
-    async def failed(self, session: Any, context: SimpleNamespace, params: Any) -> None:
-        try:
-            hop = getattr(context, _HOP, None)
-            if hop is None or hop.finished:
-                return
-            hop.fail(params.exception)
-            hop.finished = True
-            self.finish(hop)
-        except Exception as exc:
-            self.on_error(exc)
+    return send
 
 
-def _describe(hop: Timeline, response: Any) -> None:
-    hop.status = response.status
-    version = response.version
-    if version is not None:
-        hop.http_version = f"{version.major}.{version.minor}"
-    hop.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in response.raw_headers)
+def _wrap_start(original: Any) -> Callable[..., Any]:
+    async def start(response: Any, connection: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return await original(response, connection)
+        result = await original(response, connection)
+        hop.response_start = _clock()
+        hop.status, hop.head = response.status, response.version
+        hop.response = response.raw_headers  # described on the scheduler thread; not the
+        response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
+        return result
+
+    return start
+
+
+def _direct_supported(aiohttp: Any) -> bool:
+    """Whether this aiohttp has the coroutines the direct instrumentation wraps, as expected."""
+    try:
+        major, minor = (int(part) for part in aiohttp.__version__.split(".")[:2])
+        if not (3, 9) <= (major, minor) < (4, 0):
+            return False
+        for owner, name, parameters in _SHAPES:
+            function = getattr(getattr(aiohttp, owner), name)
+            if not inspect.iscoroutinefunction(function):
+                return False
+            names = tuple(inspect.signature(function).parameters)[: len(parameters)]
+            if names != parameters:
+                return False
+        return callable(aiohttp.helpers.is_ip_address)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _follow(hop: _Hop, now: int, finish: Finish) -> _Hop:
+    """The next hop of a redirect chain (the one before ends here if its body did not)."""
+    follow = _Hop("aiohttp", hop.method, "", fetch_start=hop.response_end or now)
+    follow.frames, follow.thread, follow.task = hop.frames, hop.thread, hop.task
+    follow.on_loop_thread, follow.client = hop.on_loop_thread, hop.client
+    if not hop.finished:
+        hop.response_end = hop.response_end or now
+        hop.finished = True
+        finish(hop)
+    _current.set(follow)
+    return follow
 
 
 def _end(response: Any, finish: Finish) -> None:
@@ -247,7 +260,7 @@ def _end(response: Any, finish: Finish) -> None:
     finish(hop)
 
 
-def _ending(original: Any, finish: Finish, on_error: OnError) -> Any:
+def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
     def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             _end(response, finish)

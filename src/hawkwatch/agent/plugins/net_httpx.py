@@ -17,6 +17,7 @@ import inspect
 import sys
 import time
 from collections.abc import Callable
+from itertools import chain
 from typing import Any, Final
 
 from hawkwatch.agent.plugins import net_stdlib
@@ -35,7 +36,7 @@ class _Hop(Timeline):
     def complete(self) -> None:
         request = self.request
         if request is not None:
-            self.method, self.url = request.method, str(request.url)
+            self.method, self.url = request.method, _url_text(request.url)
             if not self.request_bytes:
                 self.request_bytes = _request_bytes(request)
             self.request = None
@@ -219,9 +220,20 @@ def _learn(name: str) -> Handler:
 
 
 def _request_bytes(request: Any) -> int:
-    head = sum(len(k) + len(v) + 4 for k, v in request.headers.raw)
-    length = request.headers.get("content-length")
-    return head + (int(length) if length and length.isdigit() else 0)
+    """Head and declared body bytes, from the headers' own list when it is what httpx keeps
+    (raw name, lowered name, value): ``raw`` and ``get`` each build or scan a list again."""
+    headers = request.headers
+    kept = getattr(headers, "_list", None)
+    if not (isinstance(kept, list) and kept and len(kept[0]) == 3):
+        head = sum(len(k) + len(v) + 4 for k, v in headers.raw)
+        length = headers.get("content-length")
+        return head + (int(length) if length and length.isdigit() else 0)
+    total = 0
+    for raw_name, name, value in kept:
+        total += len(raw_name) + len(value) + 4
+        if name == b"content-length" and value.isdigit():
+            total += int(value)
+    return total
 
 
 def _describe(hop: Timeline, name: str, value: Any) -> None:
@@ -231,15 +243,39 @@ def _describe(hop: Timeline, name: str, value: Any) -> None:
         hop.http_version, (hop.status, headers) = "2", value
     elif len(value) == 4:
         version, hop.status, _, headers = value
-        hop.http_version = version.decode("ascii", "replace").removeprefix("HTTP/")
+        hop.http_version = _VERSIONS.get(version) or version.decode(
+            "ascii", "replace"
+        ).removeprefix("HTTP/")
     else:
         return
-    hop.response_header_bytes = sum(len(k) + len(v) + 4 for k, v in headers)
+    hop.response_header_bytes = sum(map(len, chain.from_iterable(headers))) + 4 * len(headers)
+    redirect = 300 <= (hop.status or 0) < 400
+    if not redirect and hop.response_bytes is not None:
+        return  # nothing more to look for (a read body was counted as it came)
     for key, header in headers:
-        if key.lower() == b"location" and 300 <= (hop.status or 0) < 400:
+        lowered = key.lower()
+        if lowered == b"location" and redirect:
             hop.redirect_to = header.decode("latin-1")
-        if key.lower() == b"content-length" and header.isdigit() and hop.response_bytes is None:
+        elif lowered == b"content-length" and header.isdigit() and hop.response_bytes is None:
             hop.response_bytes = int(header)
+
+
+_VERSIONS: Final = {b"HTTP/1.1": "1.1", b"HTTP/1.0": "1.0"}
+_urls: dict[Any, str] = {}
+"""``str(url)`` by httpx's parsed form of it (a named tuple of strings, hashed quickly): the same
+URLs come again and again, and each ``str`` joins them anew."""
+
+
+def _url_text(url: Any) -> str:
+    parsed = getattr(url, "_uri_reference", None)
+    if parsed is None or type(parsed).__hash__ is None:
+        return str(url)
+    text = _urls.get(parsed)
+    if text is None:
+        if len(_urls) >= 1024:
+            _urls.clear()
+        text = _urls[parsed] = str(url)
+    return text
 
 
 def _ours(trace: Any) -> _Tracer | None:

@@ -1,0 +1,111 @@
+"""aiohttp's two instrumentations on a real loopback server: the direct one (wrapped coroutines,
+for the versions it knows) and the ``TraceConfig`` fallback (any other version) record the same
+requests: phases, reuse, redirect hops, failures in their phase."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+import hawkwatch
+from hawkwatch.agent import current_agent
+from hawkwatch.agent.plugins import net_aiohttp
+from hawkwatch.model import collections as c
+from hawkwatch.model.records import NetworkTransaction
+from hawkwatch.store import Session
+from tests.agent.plugins.net_servers import HttpServer, refused_port
+
+pytestmark = pytest.mark.usefixtures("stopped_agent")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[HttpServer]:
+    with HttpServer() as running:
+        yield running
+
+
+@pytest.fixture(params=["direct", "signals"])
+def mode(request: pytest.FixtureRequest, hawkwatch_home: Path,
+         monkeypatch: pytest.MonkeyPatch) -> str:  # fmt: skip
+    """The agent started with one of the two instrumentations."""
+    if request.param == "signals":  # as for an aiohttp whose coroutines changed shape
+        monkeypatch.setattr(net_aiohttp, "_direct_supported", lambda module: False)
+    hawkwatch.start(**{"stall.enabled": False})
+    return str(request.param)
+
+
+def transactions() -> list[NetworkTransaction]:
+    agent = current_agent()
+    assert agent is not None
+    folder = agent.session.path
+    hawkwatch.stop()
+    found = [
+        NetworkTransaction.from_record(record)
+        for record in Session.open(folder).records(c.NETWORK_TRANSACTION)
+    ]
+    return sorted(found, key=lambda t: (t.start, t.index))
+
+
+async def get_all(urls: list[str]) -> list[Any]:
+    results: list[Any] = []
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=10)) as session:
+        results.append(len(session.trace_configs))
+        for url in urls:
+            try:
+                async with session.get(url) as response:
+                    await response.read()
+                    results.append(response.status)
+            except aiohttp.ClientError as exc:
+                results.append(exc)
+    return results
+
+
+def test_the_direct_instrumentation_knows_the_installed_aiohttp() -> None:
+    assert net_aiohttp._direct_supported(aiohttp)
+
+
+def test_phases_reuse_and_sizes(server: HttpServer, mode: str) -> None:
+    results = asyncio.run(get_all([server.url("/wait?ms=200"), server.url("/ok")]))
+    assert results == [1 if mode == "signals" else 0, 200, 200]  # direct: no TraceConfig
+    first, second = transactions()
+    assert (first.library, first.method, first.status, first.http_version) == (
+        "aiohttp", "GET", 200, "1.1")  # fmt: skip
+    assert first.url == server.url("/wait?ms=[redacted]") and second.url == server.url("/ok")
+    assert (first.reused, second.reused) == (False, True)
+    assert first.phases_ms.tcp is not None and second.phases_ms.tcp is None
+    assert (first.phases_ms.ttfb or 0) >= 100
+    assert first.phases_ms.dns is None  # an IP address: nothing resolved
+    assert first.response_bytes == second.response_bytes == 1000
+    assert first.request_bytes and first.response_header_bytes
+    assert first.task is not None and first.on_loop_thread
+    assert [f.function for f in first.frames] == ["get_all"]
+
+
+def test_a_redirect_is_one_record_per_hop(server: HttpServer, mode: str) -> None:
+    assert asyncio.run(get_all([server.url("/redirect")]))[1:] == [200]
+    hop, final = transactions()
+    assert (hop.status, hop.url, hop.redirect_to) == (
+        302, server.url("/redirect"), server.url("/ok"))  # fmt: skip
+    assert (final.status, final.url, final.reused) == (200, server.url("/ok"), True)
+    assert final.start >= hop.start
+
+
+def test_a_refused_connection_fails_in_tcp(mode: str) -> None:
+    (result,) = asyncio.run(get_all([f"http://127.0.0.1:{refused_port()}/ok"]))[1:]
+    assert isinstance(result, aiohttp.ClientConnectorError)
+    (request,) = transactions()
+    assert (request.error, request.failed_phase, request.status) == (
+        "ConnectionRefusedError", "tcp", None)  # fmt: skip
+
+
+def test_requests_are_no_longer_timed_after_stop(server: HttpServer, mode: str) -> None:
+    assert asyncio.run(get_all([server.url("/ok")]))[1:] == [200]
+    assert len(transactions()) == 1
+    assert aiohttp.ClientSession._request.__name__ == "_request"
+    assert not hasattr(aiohttp.ClientSession._request, "__wrapped__")  # put back at stop
+    assert asyncio.run(get_all([server.url("/ok")])) == [0, 200]
