@@ -297,7 +297,7 @@ def test_a_failing_collector_never_reaches_the_app(data: Path) -> None:
         assert collector.active is False
     with canary() as watched:
         with open(data, "rb") as f:
-            f.raw._hw.ops = "many"  # type: ignore[attr-defined]  # accounting now raises
+            f.raw._hw_ops = "many"  # type: ignore[attr-defined]  # accounting now raises
             assert f.read() == data.read_bytes()
         assert isinstance(watched.collector.failure.error, TypeError)
 

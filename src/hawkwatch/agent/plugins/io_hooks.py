@@ -22,12 +22,20 @@ import io
 import os
 import sys
 from collections.abc import Callable
+from threading import get_ident as _get_ident
 from time import perf_counter_ns as _perf
 from types import MethodType
 from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
-from hawkwatch.agent.plugins.io_raw import CanaryFileIO, Collector, account, failed, size_of
+from hawkwatch.agent.plugins.io_raw import (
+    CanaryFileIO,
+    Collector,
+    account,
+    failed,
+    size_of,
+    watch,
+)
 from hawkwatch.model.io import FileStats
 
 #: The functions replaced, as they were when this module was imported (the C originals).
@@ -140,23 +148,34 @@ def _open(  # noqa: PLR0917 - io.open's signature
     kind = type(file)
     try:
         if kind is str:
-            stats = collector.opened(file)
+            path = file
         elif kind is int:
+            path = None
             stats = _fds.pop(file, None) if _fds else None  # os.fdopen(os.open(...))
+            if stats is not None:
+                path, stack = stats.path, stats.stack
         else:
             try:
                 target = _fspath(file)  # what io.open gives FileIO for a path-like
             except Exception:  # not a path: io.open says so
-                target, stats = file, None
+                target = path = None
             else:
-                stats = collector.opened(target if type(target) is str else _fsdecode(target))
+                path = target if type(target) is str else _fsdecode(target)
+        if path is not None and kind is not int:
+            stack = collector.opened(path)
+            if stack is None:
+                path = None
     except Exception as exc:
         collector.failed(exc)
-        stats = None
-    if stats is None:
-        return REAL_OPEN(target, mode, buffering, encoding, errors, newline, closefd, opener)
-    raw = CanaryFileIO(target, plan.raw_mode, closefd, opener=opener)
-    raw._hw = stats
+        path = None
+    if path is None:
+        return REAL_OPEN(file if target is None else target, mode, buffering, encoding, errors,
+                         newline, closefd, opener)  # fmt: skip
+    if closefd is True and opener is None:
+        raw = CanaryFileIO(target, plan.raw_mode)
+    else:
+        raw = CanaryFileIO(target, plan.raw_mode, closefd, opener=opener)
+    watch(raw, collector, path, _get_ident(), stack)
     if _fds:  # an opener may have been os.open: the raw file owns the descriptor now
         _fds.pop(raw.fileno(), None)
     return _layers(raw, plan, mode, buffering, encoding, errors, newline)
@@ -241,13 +260,14 @@ def _os_open(_canary: Canary, *args: Any, **kwargs: Any) -> int:
             path = args[0] if args else kwargs["path"]
             flags = args[1] if len(args) > 1 else kwargs["flags"]
             if not flags & _O_DIRECTORY:
-                stats = collector.opened(path if type(path) is str else _fsdecode(path))
+                name = path if type(path) is str else _fsdecode(path)
+                stack = collector.opened(name)
                 if len(_fds) >= _MAX_FDS:
                     _fds.clear()  # descriptors closed behind our back: start over
-                if stats is None:
+                if stack is None:
                     _fds.pop(fd, None)
                 else:
-                    _fds[fd] = stats
+                    _fds[fd] = FileStats(name, _get_ident(), stack, collector)
         except Exception as exc:
             collector.failed(exc)
     return fd
