@@ -104,14 +104,13 @@ class IssueCollector:
         frame: FrameType | None = _getframe(2)  # 1 is the hook's own
         while frame is not None and frame.f_code.co_filename in skip:
             frame = frame.f_back
-        stack: list[tuple[CodeType, int]] = []
-        append = stack.append
+        stack: list[CodeType | int] = []  # flat: code, offset, code, offset, ...
         left = self.max_frames
         while frame is not None and left:
-            append((frame.f_code, frame.f_lasti))
+            stack += (frame.f_code, frame.f_lasti)
             frame = frame.f_back
             left -= 1
-        return tuple(stack)
+        return stack
 
     def closed(self, file: Watched) -> None:
         """A watched file that did I/O closed: the small-buffer and repeated-read rules."""
@@ -185,7 +184,7 @@ class IssueCollector:
     def _found(self, kind: str, stats: FileStats) -> None:
         # The site's code objects find a known issue without building its record (a hot loop
         # may fire a rule on every file); the record's MD5 key merges sites that look alike.
-        site = (kind, stats.path, *(code for code, _ in stats.stack[:KEY_FRAMES]))
+        site = (kind, stats.path, *stats.stack[: 2 * KEY_FRAMES : 2])
         with self._lock:
             issue = self._by_site.get(site)
         if issue is None:
@@ -251,8 +250,10 @@ def _with_count(record: IoIssue, count: int) -> IoIssue:
 
 
 def _frames(stack: RawStack) -> tuple[IoFrame, ...]:
+    pairs = zip(stack[::2], stack[1::2], strict=True)
     return tuple(
-        IoFrame(code.co_qualname, code.co_filename, _line(code, lasti)) for code, lasti in stack
+        IoFrame(code.co_qualname, code.co_filename, _line(code, lasti))  # type: ignore[union-attr,arg-type]
+        for code, lasti in pairs
     )
 
 

@@ -26,7 +26,9 @@ from typing import Any, Final, Protocol
 from hawkwatch.agent.plugins import io_threads
 from hawkwatch.model.io import FileStats
 
-RawStack = tuple[tuple[CodeType, int], ...]
+#: The opening stack, innermost first, flat: code object, bytecode offset, code, offset, ...
+#: (one list per file; lines are looked up only for a reported issue).
+RawStack = list[CodeType | int]
 
 _perf: Final = time.perf_counter_ns
 _modules: Final = sys.modules
@@ -66,7 +68,6 @@ class _Off:
 
 
 OFF: Final[Any] = _Off()
-NEVER: Final = -(1 << 62)
 _gap_ns = 8_000_000
 _loop_op_ns = 13_000_000
 _loop_run_ns = 500_000_000
@@ -168,14 +169,11 @@ class CanaryFileIO(io.FileIO):
     __slots__ = (
         "_hw_cost_ns",
         "_hw_eof",
-        "_hw_last_end",
-        "_hw_loop",
         "_hw_max_buffer",
-        "_hw_max_run",
+        "_hw_more",
         "_hw_ops",
         "_hw_path",
         "_hw_requested",
-        "_hw_run",
         "_hw_stack",
         "_hw_thread",
         "_hw_transferred",
@@ -191,10 +189,9 @@ class CanaryFileIO(io.FileIO):
     _hw_max_buffer: int
     _hw_cost_ns: int
     _hw_eof: bool
-    _hw_last_end: int
-    _hw_run: int
-    _hw_max_run: int
-    _hw_loop: FileStats | None
+    #: The rarer counters, made at the first op that needs them: continual runs (when the
+    #: small-buffer rule asks for them) and everything about ops on a loop thread.
+    _hw_more: FileStats | None
     #: In the instance dict (a class default, unlike the slots): an unwatched file has it too.
     _hw_owner: Any = OFF
     #: FileIO's own close, reached through the class (module globals may be gone at exit).
@@ -272,46 +269,48 @@ class CanaryFileIO(io.FileIO):
         if requested > self._hw_max_buffer:
             self._hw_max_buffer = requested
         self._hw_cost_ns += cost
+        events = _modules.get("asyncio.events")
+        if (
+            _track_runs
+            or (events is not None and events._get_running_loop() is not None)
+            or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+        ):
+            self._hw_rare(cost, done, t0, t1)
+
+    def _hw_rare(self, cost: int, done: int | None, t0: int, t1: int) -> None:
+        """The op's continual run (if tracked) and, on a loop thread, the loop rule."""
+        more = self._hw_more
+        if more is None:
+            more = self._hw_more = FileStats(
+                self._hw_path, self._hw_thread, self._hw_stack, self._hw_owner
+            )
         if _track_runs:  # only the small-buffer gate needs continual runs off the loop thread
-            run = self._hw_run + cost if t0 - self._hw_last_end < _gap_ns else cost
-            self._hw_run = run
-            if run > self._hw_max_run:
-                self._hw_max_run = run
-            self._hw_last_end = t1
+            run = more.run_ns + cost if t0 - more.last_end_ns < _gap_ns else cost
+            more.run_ns = run
+            if run > more.max_run_ns:
+                more.max_run_ns = run
+            more.last_end_ns = t1
         events = _modules.get("asyncio.events")
         if (events is not None and events._get_running_loop() is not None) or (
             io_threads.loop_ids and _get_ident() in io_threads.loop_ids
         ):
-            loop = self._hw_loop
-            if loop is None:
-                loop = self._hw_loop = FileStats(
-                    self._hw_path, self._hw_thread, self._hw_stack, self._hw_owner
-                )
-            _account_loop(self._hw_sync(loop), self._hw_owner, cost, done, t0, t1)
+            _account_loop(self._hw_sync(more), self._hw_owner, cost, done, t0, t1)
 
     def _hw_sync(self, into: FileStats) -> FileStats:
-        """Copy the whole-file counters into ``into`` (the loop counters are its own)."""
+        """Copy the whole-file counters into ``into`` (runs and loop counters are its own)."""
         into.ops, into.writes = self._hw_ops, self._hw_writes
         into.requested, into.transferred = self._hw_requested, self._hw_transferred
-        into.max_buffer, into.cost_ns, into.eof = (
-            self._hw_max_buffer,
-            self._hw_cost_ns,
-            self._hw_eof,
-        )
-        into.run_ns, into.max_run_ns, into.last_end_ns = (
-            self._hw_run,
-            self._hw_max_run,
-            self._hw_last_end,
-        )
-        return into  # fmt: skip
+        into.max_buffer, into.cost_ns = self._hw_max_buffer, self._hw_cost_ns
+        into.eof = self._hw_eof
+        return into
 
     def snapshot(self) -> FileStats:
         """This file's ``FileStats`` (IOCanary's IOInfo), built when a rule needs one."""
-        loop = self._hw_loop
+        more = self._hw_more
         stats = FileStats(self._hw_path, self._hw_thread, self._hw_stack, self._hw_owner)
-        if loop is not None:
-            for name in _LOOP_FIELDS:
-                setattr(stats, name, getattr(loop, name))
+        if more is not None:
+            for name in _MORE_FIELDS:
+                setattr(stats, name, getattr(more, name))
         return self._hw_sync(stats)
 
     def close(self) -> None:
@@ -346,19 +345,11 @@ class CanaryFileIO(io.FileIO):
         _dealloc_warn(self, source)
 
 
-def watch(raw: CanaryFileIO, owner: Collector, path: str, thread: int, stack: RawStack) -> None:
-    """Start counting ``raw``'s I/O for ``owner``."""
-    raw._hw_path, raw._hw_thread, raw._hw_stack = path, thread, stack
-    raw._hw_ops = raw._hw_writes = raw._hw_requested = raw._hw_transferred = 0
-    raw._hw_max_buffer = raw._hw_cost_ns = raw._hw_run = raw._hw_max_run = 0
-    raw._hw_eof, raw._hw_last_end, raw._hw_loop = False, NEVER, None
-    raw._hw_owner = owner
-
-
 Watched = CanaryFileIO | FileStats
-_LOOP_FIELDS: Final = (
-    "loop_thread", "loop_ops", "loop_bytes", "loop_cost_ns", "loop_max_op_ns", "loop_run_ns",
-    "loop_max_run_ns", "loop_last_end_ns", "loop_reported",
+_MORE_FIELDS: Final = (
+    "run_ns", "max_run_ns", "last_end_ns", "loop_thread", "loop_ops", "loop_bytes",
+    "loop_cost_ns", "loop_max_op_ns", "loop_run_ns", "loop_max_run_ns", "loop_last_end_ns",
+    "loop_reported",
 )  # fmt: skip
 
 # The name shows in repr (3.13: "_io.FileIO") and in pickling's refusal (3.12+: the part after
