@@ -23,9 +23,9 @@ CPU-bound workload: ``workloads/cpu_mix.py``'s kernels at ``--cpu-scale``, no fi
 ``valgrind --tool=callgrind`` with the canary off and on (callgrind counts only the batch: it
 zeroes at ``os.getppid()`` just before and dumps at ``os.getpgrp()`` just after), and the
 difference on the batch's own thread is divided by the files the batch opens: the canary's
-cost per file in instructions, a figure the machine's load does not move. The other threads'
-count (the agent's scheduler: the canary's twice-a-second refresh) is printed apart, since it
-grows with how long the batch took under valgrind, not with the files.
+cost per file in instructions, a figure the machine's load does not move. Other threads (the
+agent's scheduler, whose twice-a-second work grows with how long the batch took under valgrind,
+not with the files) are left out.
 
 Printed: per workload the median of the per-round ratios (on / off - 1) of wall time and of
 process CPU time (steadier on a shared machine), with min and max, the A/A control's, then one
@@ -180,9 +180,8 @@ def callgrind_child(arm: str, root: Path) -> None:
         hawkwatch.stop()
 
 
-def instructions(arm: str, root: Path) -> tuple[int, int]:
-    """Instructions of one file-heavy batch under callgrind: the thread that ran it, and the
-    others (the agent's scheduler thread: its work depends on how long the batch took)."""
+def instructions(arm: str, root: Path) -> int:
+    """Instructions of one file-heavy batch under callgrind, on the thread that ran it."""
     with tempfile.TemporaryDirectory(prefix="hawkwatch-callgrind-") as folder:
         out = Path(folder) / "callgrind.out"
         env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -194,19 +193,11 @@ def instructions(arm: str, root: Path) -> tuple[int, int]:
              "--dir", str(root)],
             capture_output=True, text=True, env=env, check=True, timeout=3600,
         )  # fmt: skip
-        main = others = 0
-        for dump in Path(folder).iterdir():
-            part = re.search(r"\.1-(\d+)$", dump.name)
-            if part:
-                match = re.search(r"^summary:\s*(\d+)", dump.read_text(errors="replace"), re.M)
-                count = int(match.group(1)) if match else 0
-                if int(part.group(1)) == 1:
-                    main += count
-                else:
-                    others += count
-        if not main:
+        dump = Path(f"{out}.1-01")  # the first dump, of thread 1
+        match = re.search(r"^summary:\s*(\d+)", dump.read_text(errors="replace"), re.M)
+        if not match:
             raise SystemExit(f"callgrind wrote no dump for the canary {arm}")
-    return main, others
+    return int(match.group(1))
 
 
 def count_instructions(files: int, big_mb: int, folder: str | None) -> None:
@@ -214,12 +205,11 @@ def count_instructions(files: int, big_mb: int, folder: str | None) -> None:
         root = Path(tmp)
         (root / "in").mkdir()
         make_inputs(root / "in", files, big_mb)
-        (off, off_others), (on, on_others) = instructions("off", root), instructions("on", root)
+        off, on = instructions("off", root), instructions("on", root)
     opened = files_opened(files)
     print(f"file-heavy batch under callgrind ({files} documents, {big_mb} MB read, "
           f"{opened} files opened)")  # fmt: skip
     print(f"  the batch's thread: canary off {off:,} instructions, on {on:,}: {on / off - 1:+.2%}")
-    print(f"  other threads (the scheduler's periodic work): off {off_others:,}, on {on_others:,}")
     print(f"io canary instructions per file opened: {(on - off) / opened:,.0f}")
 
 
