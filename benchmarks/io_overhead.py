@@ -1,7 +1,7 @@
 """What the file-I/O canary costs: a file-heavy workload and a CPU-bound one, canary on and off.
 
 Run: python benchmarks/io_overhead.py [--rounds 11] [--files 400] [--big-mb 64] [--cpu-scale 0.25]
-                                     [--dir /dev/shm]
+                                     [--dir /dev/shm] [--instructions]
 
 The arms run in this one process, in rotating order after a warm-up, on the same files:
 ``off`` is the agent with ``io.enabled=false``, ``on`` the agent with only the canary added
@@ -19,6 +19,14 @@ File-heavy workload, per round (a batch job over many small documents):
 
 CPU-bound workload: ``workloads/cpu_mix.py``'s kernels at ``--cpu-scale``, no file I/O.
 
+``--instructions`` counts instead of timing: one batch of the file-heavy workload runs under
+``valgrind --tool=callgrind`` with the canary off and on (callgrind counts only the batch: it
+zeroes at ``os.getppid()`` just before and dumps at ``os.getpgrp()`` just after), and the
+difference on the batch's own thread is divided by the files the batch opens: the canary's
+cost per file in instructions, a figure the machine's load does not move. Other threads (the
+agent's scheduler, whose twice-a-second work grows with how long the batch took under valgrind,
+not with the files) are left out.
+
 Printed: per workload the median of the per-round ratios (on / off - 1) of wall time and of
 process CPU time (steadier on a shared machine), with min and max, the A/A control's, then one
 summary line. The target (issue 18): at most 3 %
@@ -32,8 +40,10 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -146,6 +156,63 @@ def compare(label: str, rounds: int, home: Path, work: Callable[[], int]) -> tup
     return statistics.median(wall), statistics.median(cpu)
 
 
+def files_opened(files: int) -> int:
+    """Files one batch opens: per document its input, its output and the read-back; the log;
+    the big file."""
+    return 3 * files + 2
+
+
+def callgrind_child(arm: str, root: Path) -> None:
+    """One warm batch, then the counted one (between the two marker calls callgrind watches)."""
+    inputs = sorted((root / "in").glob("doc-*.json"))
+    big, out = root / "in" / "big.bin", root / f"out-{arm}"
+    hawkwatch.start(home=str(root / "home"), io_enabled=arm == "on",
+                    **{f"{n}_enabled": v for n, v in QUIET.items()})  # fmt: skip
+    try:
+        out.mkdir()
+        file_heavy(inputs, big, out)
+        shutil.rmtree(out)
+        out.mkdir()
+        os.getppid()  # callgrind: zero the counters
+        file_heavy(inputs, big, out)
+        os.getpgrp()  # callgrind: dump them
+    finally:
+        hawkwatch.stop()
+
+
+def instructions(arm: str, root: Path) -> int:
+    """Instructions of one file-heavy batch under callgrind, on the thread that ran it."""
+    with tempfile.TemporaryDirectory(prefix="hawkwatch-callgrind-") as folder:
+        out = Path(folder) / "callgrind.out"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+        env["PYTHONHASHSEED"] = "0"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--zero-before=os_getppid",
+             "--dump-before=os_getpgrp", "--separate-threads=yes",
+             f"--callgrind-out-file={out}", sys.executable, __file__, "--callgrind-child", arm,
+             "--dir", str(root)],
+            capture_output=True, text=True, env=env, check=True, timeout=3600,
+        )  # fmt: skip
+        dump = Path(f"{out}.1-01")  # the first dump, of thread 1
+        match = re.search(r"^summary:\s*(\d+)", dump.read_text(errors="replace"), re.M)
+        if not match:
+            raise SystemExit(f"callgrind wrote no dump for the canary {arm}")
+    return int(match.group(1))
+
+
+def count_instructions(files: int, big_mb: int, folder: str | None) -> None:
+    with tempfile.TemporaryDirectory(prefix="hawkwatch-io-bench-", dir=folder) as tmp:
+        root = Path(tmp)
+        (root / "in").mkdir()
+        make_inputs(root / "in", files, big_mb)
+        off, on = instructions("off", root), instructions("on", root)
+    opened = files_opened(files)
+    print(f"file-heavy batch under callgrind ({files} documents, {big_mb} MB read, "
+          f"{opened} files opened)")  # fmt: skip
+    print(f"  the batch's thread: canary off {off:,} instructions, on {on:,}: {on / off - 1:+.2%}")
+    print(f"io canary instructions per file opened: {(on - off) / opened:,.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=11)
@@ -153,12 +220,21 @@ def main() -> None:
     parser.add_argument("--big-mb", type=int, default=64)
     parser.add_argument("--cpu-scale", type=float, default=0.25)
     parser.add_argument("--dir", help="where the files go (default: the system's temp folder)")
+    parser.add_argument("--instructions", action="store_true", help="count under callgrind")
+    parser.add_argument("--callgrind-child", choices=("off", "on"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.callgrind_child:
+        callgrind_child(args.callgrind_child, Path(args.dir))
+        return
     print(
         f"machine: {os.cpu_count()} CPUs, {platform.python_implementation()} "
         f"{platform.python_version()}, {platform.system()} {platform.release()}"
     )
     print(f"command: python {' '.join(sys.argv)}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.instructions:
+        count_instructions(args.files, args.big_mb, args.dir)
+        return
     with tempfile.TemporaryDirectory(prefix="hawkwatch-io-bench-", dir=args.dir) as tmp:
         root = Path(tmp)
         (root / "in").mkdir()

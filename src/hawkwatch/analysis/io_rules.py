@@ -65,16 +65,18 @@ class RepeatedReads:
 
     def observe(self, stats: FileStats, now: int) -> bool:
         """``stats`` was read whole and closed at ``now`` (ns): does its row reach the count?"""
+        return self.observe_read(stats.path, stats.thread, stats.transferred, stats.stack, now)
+
+    def observe_read(self, path: str, thread: int, size: int, stack: object, now: int) -> bool:
+        """``observe`` from the values themselves (no ``FileStats`` needed)."""
         needed = self.rules.repeat_count
-        path = stats.path
         known = self._rows.get(path)
         if known is None or now - known[0] > self.rules.repeat_window_ns:
             if known is None and len(self._rows) >= self.max_paths:
                 self._forget_stale(now)
-            self._rows[path] = [now, [stats.thread, stats.transferred, stats.stack, 1]]
+            self._rows[path] = [now, [thread, size, stack, 1]]
             return needed <= 1
         known[0] = now
-        thread, size, stack = stats.thread, stats.transferred, stats.stack
         for index in range(1, len(known)):
             row = known[index]
             if row[0] == thread and row[1] == size and row[2] == stack:

@@ -69,6 +69,30 @@ def test_small_buffer_thresholds_are_the_configured_ones(data: Path) -> None:
     assert watched.issues() == []
 
 
+def test_the_small_buffer_rule_can_ask_for_a_continual_run(data: Path) -> None:
+    # IOCanary's extra gate: the small ops must also form a continual run of at least this long.
+    # 165 reads of a file make a run far shorter than 1000 s, and longer than 1 ns.
+    with canary(IoRules(small_buffer_min_run_ns=10**12)) as watched:
+        read_in_small_pieces(data)
+    assert watched.issues() == []
+    with canary(IoRules(small_buffer_min_run_ns=1)) as watched:
+        read_in_small_pieces(data)
+    [issue] = watched.issues()
+    assert (issue.type, issue.ops, issue.bytes) == ("small-buffer", 165, 16384)
+    assert issue.frames[0].function == "read_in_small_pieces"
+
+
+def test_a_file_that_breaks_no_rule_leaves_nothing_behind(data: Path) -> None:
+    with canary() as watched:
+        f = open(data, "rb")  # noqa: SIM115 - looked at after close
+        assert f.read() == data.read_bytes()
+        f.close()
+        raw = f.raw
+        assert (raw._hw_ops, raw._hw_eof, raw._hw_more) == (1, True, None)  # type: ignore[attr-defined]
+        assert raw._hw_owner.active is False  # type: ignore[attr-defined]  # counts no more
+    assert watched.issues() == []
+
+
 def test_small_writes_through_os_write_are_counted(tmp_path: Path) -> None:
     def write_records(path: Path) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -297,7 +321,7 @@ def test_a_failing_collector_never_reaches_the_app(data: Path) -> None:
         assert collector.active is False
     with canary() as watched:
         with open(data, "rb") as f:
-            f.raw._hw.ops = "many"  # type: ignore[attr-defined]  # accounting now raises
+            f.raw._hw_ops = "many"  # type: ignore[attr-defined]  # accounting now raises
             assert f.read() == data.read_bytes()
         assert isinstance(watched.collector.failure.error, TypeError)
 

@@ -54,7 +54,7 @@ def test_a_failure_in_the_bookkeeping_disables_the_monitor(
     path = tmp_path / "data.txt"
     path.write_text("hello")
     with open(path, encoding="utf-8") as f:
-        f.buffer.raw._hw.ops = None  # type: ignore[attr-defined]  # the next op's count fails
+        f.buffer.raw._hw_ops = None  # type: ignore[attr-defined]  # the next op's count fails
         assert f.read() == "hello"  # the app got its data
     assert wait_for(lambda: builtins.open is io_hooks.REAL_OPEN)
     errors = [json.loads(r.value) for r in agent_records(c.HAWKWATCH_ERROR)]

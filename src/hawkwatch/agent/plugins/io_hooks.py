@@ -22,12 +22,19 @@ import io
 import os
 import sys
 from collections.abc import Callable
+from threading import get_ident as _get_ident
 from time import perf_counter_ns as _perf
 from types import MethodType
 from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
-from hawkwatch.agent.plugins.io_raw import CanaryFileIO, Collector, account, failed, size_of
+from hawkwatch.agent.plugins.io_raw import (
+    CanaryFileIO,
+    Collector,
+    account,
+    failed,
+    size_of,
+)
 from hawkwatch.model.io import FileStats
 
 #: The functions replaced, as they were when this module was imported (the C originals).
@@ -38,6 +45,9 @@ REAL_OS_WRITE: Final = os.write
 REAL_OS_CLOSE: Final = os.close
 _TextIOWrapper: Final = io.TextIOWrapper
 _MISSING: Final[Any] = object()
+#: io.open's default buffering, compared by identity: -1 is one cached object in CPython, and
+#: anything else (an int subclass, -1.0) takes the full check.
+_DEFAULT_BUFFERING: Final = -1
 _LINE_BUFFERING: Final = (
     "line buffering (buffering=1) isn't supported in binary mode, "
     "the default buffer size will be used"
@@ -92,7 +102,7 @@ class Canary:
         return "<hawkwatch I/O canary>"
 
 
-def _open(  # noqa: PLR0917 - io.open's signature
+def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file opened, not three
     _canary: Canary,
     file: Any = _MISSING,
     mode: Any = "r",
@@ -119,9 +129,14 @@ def _open(  # noqa: PLR0917 - io.open's signature
             _plans[mode] = plan
         if plan is None:
             return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
-    if type(buffering) is not int or (
+    raw_mode, binary, buffered = plan
+    if buffering is _DEFAULT_BUFFERING and errors is None and newline is None:
+        # The usual call, checked in a few steps.
+        if encoding is not None and (binary or type(encoding) is not str):
+            return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
+    elif type(buffering) is not int or (
         (encoding is not None or errors is not None or newline is not None)
-        if plan.binary
+        if binary
         else (
             buffering == 0
             or (encoding is not None and type(encoding) is not str)
@@ -131,47 +146,52 @@ def _open(  # noqa: PLR0917 - io.open's signature
     ):
         return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
     # io.open's own warnings name the frame that called it: here that would be this one.
-    if plan.binary and buffering == 1:
+    elif binary and buffering == 1:
         _warn(_LINE_BUFFERING, RuntimeWarning, stacklevel=2)
         buffering = -1
-    elif encoding is None and _warn_encoding and not plan.binary:
+    if encoding is None and _warn_encoding and not binary:
         encoding = _text_encoding(None, 2)
     target = file
     kind = type(file)
     try:
         if kind is str:
-            stats = collector.opened(file)
+            path = file
         elif kind is int:
+            path = None
             stats = _fds.pop(file, None) if _fds else None  # os.fdopen(os.open(...))
+            if stats is not None:
+                path, stack = stats.path, stats.stack
         else:
             try:
                 target = _fspath(file)  # what io.open gives FileIO for a path-like
             except Exception:  # not a path: io.open says so
-                target, stats = file, None
+                target = path = None
             else:
-                stats = collector.opened(target if type(target) is str else _fsdecode(target))
+                path = target if type(target) is str else _fsdecode(target)
+        if path is not None and kind is not int:
+            stack = collector.opened(path)
+            if stack is None:
+                path = None
     except Exception as exc:
         collector.failed(exc)
-        stats = None
-    if stats is None:
-        return REAL_OPEN(target, mode, buffering, encoding, errors, newline, closefd, opener)
-    raw = CanaryFileIO(target, plan.raw_mode, closefd, opener=opener)
-    raw._hw = stats
+        path = None
+    if path is None:
+        return REAL_OPEN(file if target is None else target, mode, buffering, encoding, errors,
+                         newline, closefd, opener)  # fmt: skip
+    if closefd is True and opener is None:
+        raw = CanaryFileIO(target, raw_mode)
+    else:
+        raw = CanaryFileIO(target, raw_mode, closefd, opener=opener)
+    # io_raw.watch, inline: this runs for every file opened.
+    raw._hw_path, raw._hw_thread, raw._hw_stack = path, _get_ident(), stack
+    raw._hw_ops = raw._hw_writes = raw._hw_requested = raw._hw_transferred = 0
+    raw._hw_max_buffer = raw._hw_cost_ns = 0
+    raw._hw_eof = False
+    raw._hw_more = None
+    raw._hw_owner = collector
     if _fds:  # an opener may have been os.open: the raw file owns the descriptor now
         _fds.pop(raw.fileno(), None)
-    return _layers(raw, plan, mode, buffering, encoding, errors, newline)
-
-
-def _layers(  # noqa: PLR0917 - io.open's arguments, passed on
-    raw: CanaryFileIO,
-    plan: _Plan,
-    mode: str,
-    buffering: int,
-    encoding: str | None,
-    errors: str | None,
-    newline: str | None,
-) -> Any:
-    """``io.open``'s layers over ``raw``; on an error, closed as io.open closes them."""
+    # io.open's layers over raw (_layers, inline); on an error, closed as io.open closes them.
     result: Any = raw
     try:
         line_buffering = False
@@ -184,8 +204,8 @@ def _layers(  # noqa: PLR0917 - io.open's arguments, passed on
             raise ValueError("invalid buffering size")
         if buffering == 0:
             return raw  # binary: unbuffered text went to io.open
-        result = plan.buffered(raw, buffering)
-        if plan.binary:
+        result = buffered(raw, buffering)
+        if binary:
             return result
         result = _TextIOWrapper(result, encoding, errors, newline, line_buffering)
         result.mode = mode
@@ -241,13 +261,14 @@ def _os_open(_canary: Canary, *args: Any, **kwargs: Any) -> int:
             path = args[0] if args else kwargs["path"]
             flags = args[1] if len(args) > 1 else kwargs["flags"]
             if not flags & _O_DIRECTORY:
-                stats = collector.opened(path if type(path) is str else _fsdecode(path))
+                name = path if type(path) is str else _fsdecode(path)
+                stack = collector.opened(name)
                 if len(_fds) >= _MAX_FDS:
                     _fds.clear()  # descriptors closed behind our back: start over
-                if stats is None:
+                if stack is None:
                     _fds.pop(fd, None)
                 else:
-                    _fds[fd] = stats
+                    _fds[fd] = FileStats(name, _get_ident(), stack, collector)
         except Exception as exc:
             collector.failed(exc)
     return fd

@@ -19,6 +19,7 @@ from types import CodeType, FrameType
 from typing import Final
 
 from hawkwatch.agent.monitor import DeferredFailure
+from hawkwatch.agent.plugins.io_raw import CanaryFileIO, RawStack, Watched
 from hawkwatch.analysis.io_rules import RepeatedReads, loop_thread_io, small_buffer
 from hawkwatch.model.io import (
     LOOP_THREAD_IO,
@@ -30,7 +31,6 @@ from hawkwatch.model.io import (
 )
 from hawkwatch.model.records.io import KEY_FRAMES, IoFrame, IoIssue, issue_key
 
-RawStack = tuple[tuple[CodeType, int], ...]
 _get_ident: Final = threading.get_ident
 _getframe: Final = sys._getframe
 _perf: Final = time.perf_counter_ns
@@ -92,41 +92,62 @@ class IssueCollector:
 
     # -- the hooks' calls ----------------------------------------------------------------------
 
-    def opened(self, path: str) -> FileStats | None:
+    def opened(self, path: str) -> RawStack | None:
+        """The stack opening ``path`` (called by the hook), or None to leave the file alone."""
         if path.startswith(self.ignore_prefixes) and not path.startswith(_SHM):
             return None
-        thread = _get_ident()
-        if thread in self.ignore_threads:
+        if _get_ident() in self.ignore_threads:
             return None
         # The opening stack, code object and offset per frame (lines only when reported),
         # from the first frame that is not a wrapper of open (ours, io, pathlib, tempfile).
         skip = self._skip
-        frame: FrameType | None = _getframe(1)
+        frame: FrameType | None = _getframe(2)  # 1 is the hook's own
         while frame is not None and frame.f_code.co_filename in skip:
             frame = frame.f_back
-        stack: list[tuple[CodeType, int]] = []
-        append = stack.append
+        stack: list[CodeType | int] = []  # flat: code, offset, code, offset, ...
         left = self.max_frames
         while frame is not None and left:
-            append((frame.f_code, frame.f_lasti))
+            stack += (frame.f_code, frame.f_lasti)
             frame = frame.f_back
             left -= 1
-        return FileStats(path, thread, tuple(stack), self)
+        return stack
 
-    def closed(self, stats: FileStats) -> None:
-        if stats.done or not stats.ops:
-            return
-        stats.done = True
+    def closed(self, file: Watched) -> None:
+        """A watched file that did I/O closed: the small-buffer and repeated-read rules."""
+        if type(file) is FileStats:
+            stats: FileStats = file
+            if stats.done:
+                return
+            stats.done = True
+            ops, writes, eof = stats.ops, stats.writes, stats.eof
+            path, thread, size, stack = stats.path, stats.thread, stats.transferred, stats.stack
+        else:
+            raw: CanaryFileIO = file  # type: ignore[assignment]
+            ops, writes, eof = raw._hw_ops, raw._hw_writes, raw._hw_eof
+            path, thread, size, stack = (
+                raw._hw_path,
+                raw._hw_thread,
+                raw._hw_transferred,
+                raw._hw_stack,
+            )
         rules = self.rules
-        if stats.ops > rules.small_buffer_ops and small_buffer(stats, rules):
-            self._found(SMALL_BUFFER, stats)
-        if stats.writes:
-            if stats.path in self._repeats:
-                self._repeats.forget(stats.path)
-        elif stats.eof and rules.repeated_read and self._repeats.observe(stats, _perf()):
-            self._found(REPEATED_READ, stats)
+        if ops > rules.small_buffer_ops:
+            stats = _stats(file)
+            if small_buffer(stats, rules):
+                self._found(SMALL_BUFFER, stats)
+        if writes:
+            if path in self._repeats:
+                self._repeats.forget(path)
+        elif (
+            eof
+            and rules.repeated_read
+            and self._repeats.observe_read(path, thread, size, stack, _perf())
+        ):
+            self._found(REPEATED_READ, _stats(file))
 
-    def unclosed(self, stats: FileStats) -> None:
+    def unclosed(self, file: Watched) -> None:
+        """Finalised while open (the ResourceWarning case)."""
+        stats = _stats(file)
         if self.rules.unclosed and not stats.unclosed_reported:
             stats.unclosed_reported = True
             self._found(UNCLOSED, stats)
@@ -163,7 +184,7 @@ class IssueCollector:
     def _found(self, kind: str, stats: FileStats) -> None:
         # The site's code objects find a known issue without building its record (a hot loop
         # may fire a rule on every file); the record's MD5 key merges sites that look alike.
-        site = (kind, stats.path, *(code for code, _ in stats.stack[:KEY_FRAMES]))
+        site = (kind, stats.path, *stats.stack[: 2 * KEY_FRAMES : 2])
         with self._lock:
             issue = self._by_site.get(site)
         if issue is None:
@@ -208,6 +229,10 @@ class IssueCollector:
         return path
 
 
+def _stats(file: Watched) -> FileStats:
+    return file if type(file) is FileStats else file.snapshot()  # type: ignore[union-attr]
+
+
 def _with_count(record: IoIssue, count: int) -> IoIssue:
     if record.count == count:
         return record
@@ -225,8 +250,10 @@ def _with_count(record: IoIssue, count: int) -> IoIssue:
 
 
 def _frames(stack: RawStack) -> tuple[IoFrame, ...]:
+    pairs = zip(stack[::2], stack[1::2], strict=True)
     return tuple(
-        IoFrame(code.co_qualname, code.co_filename, _line(code, lasti)) for code, lasti in stack
+        IoFrame(code.co_qualname, code.co_filename, _line(code, lasti))  # type: ignore[union-attr,arg-type]
+        for code, lasti in pairs
     )
 
 

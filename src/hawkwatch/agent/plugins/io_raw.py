@@ -20,10 +20,15 @@ import io
 import sys
 import threading
 import time
+from types import CodeType
 from typing import Any, Final, Protocol
 
 from hawkwatch.agent.plugins import io_threads
 from hawkwatch.model.io import FileStats
+
+#: The opening stack, innermost first, flat: code object, bytecode offset, code, offset, ...
+#: (one list per file; lines are looked up only for a reported issue).
+RawStack = list[CodeType | int]
 
 _perf: Final = time.perf_counter_ns
 _modules: Final = sys.modules
@@ -41,12 +46,13 @@ class Collector(Protocol):
 
     active: bool
 
-    def opened(self, path: str) -> FileStats | None:
-        """A file is opening here: its stats, or None to leave it alone."""
+    def opened(self, path: str) -> RawStack | None:
+        """A file is opening here: the opening stack, or None to leave it alone."""
 
-    def closed(self, stats: FileStats) -> None: ...
+    def closed(self, stats: Watched) -> None:
+        """A watched file that did I/O closed (``CanaryFileIO`` or ``FileStats``)."""
 
-    def unclosed(self, stats: FileStats) -> None: ...
+    def unclosed(self, stats: Watched) -> None: ...
 
     def loop_io(self, stats: FileStats) -> None:
         """An op on a loop thread made ``stats`` break the loop-thread rule."""
@@ -55,6 +61,13 @@ class Collector(Protocol):
         """Our own bookkeeping raised; the monitor disables itself."""
 
 
+class _Off:
+    """The owner of a file no longer watched (closed, or never set up): counts nothing."""
+
+    active = False
+
+
+OFF: Final[Any] = _Off()
 _gap_ns = 8_000_000
 _loop_op_ns = 13_000_000
 _loop_run_ns = 500_000_000
@@ -131,9 +144,11 @@ def size_of(buffer: Any) -> int:
     return memoryview(buffer).nbytes
 
 
-def failed(s: FileStats, exc: Exception) -> None:
+def failed(owner: Any, exc: Exception) -> None:
+    """Our bookkeeping raised: tell the owner (a ``FileStats``'s, or the collector)."""
     try:
-        owner: Any = s.owner
+        if isinstance(owner, FileStats):
+            owner = owner.owner
         owner.failed(exc)
     except Exception:  # nothing of ours may reach the app
         return
@@ -143,26 +158,62 @@ def failed(s: FileStats, exc: Exception) -> None:
 
 
 class CanaryFileIO(io.FileIO):
-    """``io.FileIO`` that counts what reaches the OS; identical otherwise (it is one)."""
+    """``io.FileIO`` that counts what reaches the OS; identical otherwise (it is one).
 
-    _hw: FileStats | None = None
+    The counters are slots of the file itself (``watch`` sets them): no object is made per file
+    opened, and a file that closes without breaking a rule leaves nothing behind. A
+    ``FileStats`` is built from them only when the collector needs one (``snapshot``). Until
+    ``watch`` (or after ``close``) ``_hw_owner`` is ``OFF`` and each call costs one look-up.
+    """
+
+    __slots__ = (
+        "_hw_cost_ns",
+        "_hw_eof",
+        "_hw_max_buffer",
+        "_hw_more",
+        "_hw_ops",
+        "_hw_path",
+        "_hw_requested",
+        "_hw_stack",
+        "_hw_thread",
+        "_hw_transferred",
+        "_hw_writes",
+    )  # fmt: skip
+    _hw_path: str
+    _hw_thread: int
+    _hw_stack: RawStack
+    _hw_ops: int
+    _hw_writes: int
+    _hw_requested: int
+    _hw_transferred: int
+    _hw_max_buffer: int
+    _hw_cost_ns: int
+    _hw_eof: bool
+    #: The rarer counters, made at the first op that needs them: continual runs (when the
+    #: small-buffer rule asks for them) and everything about ops on a loop thread.
+    _hw_more: FileStats | None
+    #: In the instance dict (a class default, unlike the slots): an unwatched file has it too.
+    _hw_owner: Any = OFF
+    #: FileIO's own close, reached through the class (module globals may be gone at exit).
+    _hw_close = io.FileIO.close
 
     def readinto(self, buffer: Any, /) -> int | None:
-        s = self._hw
-        if s is None:
+        if not self._hw_owner.active:
             return _readinto(self, buffer)
         t0 = _perf()
         done = _readinto(self, buffer)
         t1 = _perf()
         try:
-            account(s, True, size_of(buffer), done, t0, t1)
+            size = buffer.nbytes if type(buffer) is memoryview else size_of(buffer)
+            if done is not None and done < size:
+                self._hw_eof = True
+            self._hw_account(size, done, t0, t1)
         except Exception as exc:
-            failed(s, exc)
+            failed(self._hw_owner, exc)
         return done
 
     def read(self, *args: Any) -> bytes:  # *args: FileIO says what is wrong with a bad call
-        s = self._hw
-        if s is None:
+        if not self._hw_owner.active:
             return _read(self, *args)
         t0 = _perf()
         data = _read(self, *args)
@@ -171,56 +222,109 @@ class CanaryFileIO(io.FileIO):
             size = args[0] if args else -1
             done = None if data is None else len(data)
             if size is None or size < 0:  # readall: asked for everything there was
-                account(s, True, done or 0, done, t0, t1)
-                s.eof = True
+                self._hw_eof = True
+                self._hw_account(done or 0, done, t0, t1)
             else:
-                account(s, True, size, done, t0, t1)
+                if done is not None and done < size:
+                    self._hw_eof = True
+                self._hw_account(size, done, t0, t1)
         except Exception as exc:
-            failed(s, exc)
+            failed(self._hw_owner, exc)
         return data
 
     def readall(self) -> bytes:
-        s = self._hw
-        if s is None:
+        if not self._hw_owner.active:
             return _readall(self)
         t0 = _perf()
         data = _readall(self)
         t1 = _perf()
         try:
-            account(s, True, len(data), len(data), t0, t1)
-            s.eof = True
+            self._hw_eof = True
+            self._hw_account(len(data), len(data), t0, t1)
         except Exception as exc:
-            failed(s, exc)
+            failed(self._hw_owner, exc)
         return data
 
     def write(self, buffer: Any, /) -> int:
-        s = self._hw
-        if s is None:
+        if not self._hw_owner.active:
             return _write(self, buffer)
         t0 = _perf()
         done = _write(self, buffer)
         t1 = _perf()
         try:
-            account(s, False, size_of(buffer), done, t0, t1)
+            size = len(buffer) if type(buffer) is bytes else size_of(buffer)
+            self._hw_writes += 1
+            self._hw_account(size, done, t0, t1)
         except Exception as exc:
-            failed(s, exc)
+            failed(self._hw_owner, exc)
         return done
 
+    def _hw_account(self, requested: int, done: int | None, t0: int, t1: int) -> None:
+        """One op (``account`` for a file of ours)."""
+        cost = t1 - t0
+        self._hw_ops += 1
+        self._hw_requested += requested
+        if done:
+            self._hw_transferred += done
+        if requested > self._hw_max_buffer:
+            self._hw_max_buffer = requested
+        self._hw_cost_ns += cost
+        events = _modules.get("asyncio.events")
+        if (
+            _track_runs
+            or (events is not None and events._get_running_loop() is not None)
+            or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+        ):
+            self._hw_rare(cost, done, t0, t1)
+
+    def _hw_rare(self, cost: int, done: int | None, t0: int, t1: int) -> None:
+        """The op's continual run (if tracked) and, on a loop thread, the loop rule."""
+        more = self._hw_more
+        if more is None:
+            more = self._hw_more = FileStats(
+                self._hw_path, self._hw_thread, self._hw_stack, self._hw_owner
+            )
+        if _track_runs:  # only the small-buffer gate needs continual runs off the loop thread
+            run = more.run_ns + cost if t0 - more.last_end_ns < _gap_ns else cost
+            more.run_ns = run
+            if run > more.max_run_ns:
+                more.max_run_ns = run
+            more.last_end_ns = t1
+        events = _modules.get("asyncio.events")
+        if (events is not None and events._get_running_loop() is not None) or (
+            io_threads.loop_ids and _get_ident() in io_threads.loop_ids
+        ):
+            _account_loop(self._hw_sync(more), self._hw_owner, cost, done, t0, t1)
+
+    def _hw_sync(self, into: FileStats) -> FileStats:
+        """Copy the whole-file counters into ``into`` (runs and loop counters are its own)."""
+        into.ops, into.writes = self._hw_ops, self._hw_writes
+        into.requested, into.transferred = self._hw_requested, self._hw_transferred
+        into.max_buffer, into.cost_ns = self._hw_max_buffer, self._hw_cost_ns
+        into.eof = self._hw_eof
+        return into
+
+    def snapshot(self) -> FileStats:
+        """This file's ``FileStats`` (IOCanary's IOInfo), built when a rule needs one."""
+        more = self._hw_more
+        stats = FileStats(self._hw_path, self._hw_thread, self._hw_stack, self._hw_owner)
+        if more is not None:
+            for name in _MORE_FIELDS:
+                setattr(stats, name, getattr(more, name))
+        return self._hw_sync(stats)
+
     def close(self) -> None:
-        s = self._hw
-        if s is not None:
-            self._hw = None
+        owner = self._hw_owner
+        if owner.active:
+            self._hw_owner = OFF
             try:
-                owner: Any = s.owner
-                if owner.active:
-                    if self._finalizing and not self.closed:  # type: ignore[attr-defined]
-                        owner.unclosed(s)  # an unbuffered file dropped while open
-                    owner.closed(s)
+                if self._finalizing and not self.closed:  # type: ignore[attr-defined]
+                    owner.unclosed(self)  # an unbuffered file dropped while open
+                if self._hw_ops:
+                    owner.closed(self)
             except Exception as exc:
-                failed(s, exc)
-        # super(), not a module global: a file may be closed by its finaliser at interpreter
-        # exit, after this module's globals are gone.
-        return super().close()
+                failed(owner, exc)
+        return self._hw_close()
 
     if sys.version_info < (3, 12):
 
@@ -232,16 +336,21 @@ class CanaryFileIO(io.FileIO):
 
     def _dealloc_warn(self, source: object) -> None:
         """A buffered or text layer over us is being finalised while open: unclosed."""
-        s = self._hw
-        if s is not None:
+        owner = self._hw_owner
+        if owner.active:
             try:
-                owner: Any = s.owner
-                if owner.active:
-                    owner.unclosed(s)
+                owner.unclosed(self)
             except Exception as exc:
-                failed(s, exc)
+                failed(owner, exc)
         _dealloc_warn(self, source)
 
+
+Watched = CanaryFileIO | FileStats
+_MORE_FIELDS: Final = (
+    "run_ns", "max_run_ns", "last_end_ns", "loop_thread", "loop_ops", "loop_bytes",
+    "loop_cost_ns", "loop_max_op_ns", "loop_run_ns", "loop_max_run_ns", "loop_last_end_ns",
+    "loop_reported",
+)  # fmt: skip
 
 # The name shows in repr (3.13: "_io.FileIO") and in pickling's refusal (3.12+: the part after
 # the dot, "FileIO"): with the real tp_name both read as they do for io.FileIO.
