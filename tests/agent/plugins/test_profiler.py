@@ -230,8 +230,7 @@ def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path
     assert agent is not None and agent.context is not None
     import dataclasses
 
-    config = dataclasses.replace(
-        agent.context.config,
+    config = agent.context.config.replace(
         profiler=ProfilerConfig(enabled=True, rate_hz=250, window_s=3600),
     )
     ctx = dataclasses.replace(agent.context, config=config)
