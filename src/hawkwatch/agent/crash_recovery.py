@@ -35,7 +35,7 @@ from hawkwatch.model.records import (
 from hawkwatch.store import RecordStore, Session, list_sessions
 from hawkwatch.store._process import is_same_process_alive
 
-FAULT_NAME: Final = "crash-fault.txt"
+FAULT_NAME: Final = ev.FAULT_NAME
 CLAIMED_SUFFIX: Final = ".claimed"
 REPORTED_SUFFIX: Final = ".reported"
 CLASSIFIED_NAME: Final = "exit-classified"

@@ -13,7 +13,6 @@ agent (which acts on them) and reports (which show them). ``detectors.md`` §5.
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
@@ -59,6 +58,8 @@ def robust_slope(points: Sequence[tuple[float, float]]) -> float:
     Long series are first reduced to ``MAX_POINTS`` medians of consecutive runs, which keeps
     the cost bounded (the agent calls this on every reading) and is itself robust.
     """
+    import statistics  # with its numeric modules, ~5 ms: not at the agent's start
+
     if len(points) > MAX_POINTS:
         size = -(-len(points) // MAX_POINTS)
         points = [
@@ -94,6 +95,8 @@ def footprint_growth(
     slope = robust_slope(window)
     if slope <= 0:
         return None
+    import statistics
+
     times = [t for t, _ in window]
     values = [v for _, v in window]
     t_mid, v_mid = statistics.median(times), statistics.median(values)

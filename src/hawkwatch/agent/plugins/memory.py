@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import time
-import tracemalloc
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -106,6 +105,8 @@ class MemoryMonitor:
         self._growing = finding is not None
         if self._tracer is None:
             return
+        import tracemalloc  # only once tracing: not at every start
+
         config = ctx.config.memory
         if not tracemalloc.is_tracing():  # the app stopped tracemalloc: its call, not ours
             self._stop_tracing("stopped-by-app")

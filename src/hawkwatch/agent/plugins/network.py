@@ -19,16 +19,18 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from importlib.abc import MetaPathFinder
-from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
 from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
+
+if TYPE_CHECKING:  # importlib.abc costs ~3 ms (importlib.resources, tempfile, shutil)
+    from importlib.abc import MetaPathFinder
+    from importlib.machinery import ModuleSpec
 
 DRAIN_INTERVAL_S: Final = 0.2
 
@@ -115,7 +117,7 @@ class NetworkMonitor:
             instrumentation.uninstall()
 
 
-class PostImportHook(MetaPathFinder):
+class PostImportHook:  # a MetaPathFinder by its find_spec
     """Calls ``callbacks[name](module)`` once the module ``name`` is imported (or already is).
 
     Finds the real spec with the other finders and wraps its loader's ``exec_module``; a
