@@ -181,7 +181,7 @@ class PostImportHook:  # a MetaPathFinder by its find_spec
 
 
 def _find_with_others(
-    skip: MetaPathFinder, fullname: str, path: Any, target: ModuleType | None
+    skip: object, fullname: str, path: Any, target: ModuleType | None
 ) -> ModuleSpec | None:
     for finder in list(sys.meta_path):
         if finder is skip:
