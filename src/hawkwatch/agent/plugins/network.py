@@ -28,8 +28,7 @@ from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
 
-if TYPE_CHECKING:  # importlib.abc costs ~3 ms (importlib.resources, tempfile, shutil)
-    from importlib.abc import MetaPathFinder
+if TYPE_CHECKING:  # no importlib.abc: ~3 ms at start (importlib.resources, tempfile, shutil)
     from importlib.machinery import ModuleSpec
 
 DRAIN_INTERVAL_S: Final = 0.2

@@ -42,7 +42,6 @@ from typing import IO, Any, Final
 
 import msgspec
 
-from hawkwatch.analysis.stall import parse_faulthandler
 from hawkwatch.model.records import HangKill, StackFrame
 from hawkwatch.model.records.stall import frames_of
 from hawkwatch.model.stack import Stack
@@ -180,6 +179,8 @@ class Backstop:
         text = f.read().decode("utf-8", "replace")
         f.truncate(0)
         self.armed = False  # it fired: the next check arms it again
+        from hawkwatch.analysis.stall import parse_faulthandler
+
         return self.armed_wall + self.timeout, parse_faulthandler(text)
 
     def close(self, *, remove_if_empty: bool) -> None:
@@ -336,6 +337,8 @@ def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
         when = claimed.stat().st_mtime
     except OSError:
         return None
+    from hawkwatch.analysis.stall import parse_faulthandler  # only with a dump to read
+
     return when, parse_faulthandler(text)
 
 
