@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
 
@@ -427,6 +427,17 @@ class LoadedConfig:
         self.sources = sources
         self.problems = problems
         self.file = file
+
+
+def parse_options(items: Iterable[str]) -> dict[str, str]:
+    """``NAME=VALUE`` strings (``--option``) as a dict; ``ConfigError`` for a malformed one."""
+    options: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--option {item!r}: expected NAME=VALUE, e.g. gc.threshold_ms=5")
+        options[name.strip()] = value
+    return options
 
 
 def load_config(

@@ -11,13 +11,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hawkwatch.report.outputs import formats_for, write_output
-
 
 def add_output_arguments(
     parser: argparse.ArgumentParser, result_type: str, default: str | None = None
 ) -> None:
     """``--format``/``--json``/``-o`` for a command printing a ``result_type``."""
+    from hawkwatch.report.outputs import formats_for  # not for `run`: it writes no output
+
     choices = formats_for(result_type)
     default = default or choices[0]
     parser.add_argument(
@@ -36,6 +36,8 @@ def add_output_arguments(
 
 def emit(result: object, args: argparse.Namespace) -> str:
     """Write ``result`` as the command line asked; returns where it went."""
+    from hawkwatch.report.outputs import write_output
+
     return write_output(result, args.format, args.output)
 
 
