@@ -159,7 +159,10 @@ def run_program(
             env[PTRACER_VAR] = str(os.getpid())
             env[OUTSIDE_SAMPLER_VAR] = "py-spy"
         returncode = _supervise(
-            argv, env, sampler.start if sampler else None, lambda: prepare(config, since)
+            argv,
+            env,
+            sampler.start if sampler else None,
+            (lambda: prepare(config, since)) if config.enabled else None,
         )
         if sampler is not None:
             sampler.stop()
