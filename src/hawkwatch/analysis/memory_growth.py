@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+import msgspec
 
 K = TypeVar("K", bound=Hashable)
 
@@ -23,8 +24,7 @@ MAX_POINTS = 32
 """The slope is fitted over at most this many window medians (pairwise slopes: ~500)."""
 
 
-@dataclass(frozen=True, slots=True)
-class GrowthRule:
+class GrowthRule(msgspec.Struct, frozen=True):
     """Thresholds of a footprint growth finding (defaults: ≥ 20 MB and ≥ 10 % over 60 s)."""
 
     window_s: float = 60.0
@@ -32,8 +32,7 @@ class GrowthRule:
     min_percent: float = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class GrowthFinding:
+class GrowthFinding(msgspec.Struct, frozen=True):
     """A steady rise over the window's readings."""
 
     start_time: float
@@ -109,8 +108,7 @@ def footprint_growth(
     return GrowthFinding(window[0][0], window[-1][0], start_bytes, end_bytes, slope, len(window))
 
 
-@dataclass(frozen=True, slots=True)
-class SteadyGrowth(Generic[K]):
+class SteadyGrowth(msgspec.Struct, Generic[K], frozen=True):
     """One key (stack, type) that grew across a sequence of observations."""
 
     key: K

@@ -38,9 +38,10 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, NamedTuple
+
+import msgspec
 
 from hawkwatch.errors import StoreError
 from hawkwatch.model import Skipped
@@ -77,8 +78,7 @@ class AppenderContent(NamedTuple):
     skipped: list[Skipped]
 
 
-@dataclass
-class Dropped:
+class Dropped(msgspec.Struct):
     """Lines lost because ``.mtlog`` could not be written: how many, and the first cause."""
 
     lines: int = 0

@@ -19,9 +19,10 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+import msgspec
 
 from hawkwatch.model import Record, Skipped
 from hawkwatch.model.records import LaunchTime, ScalarRecord, TypedRecord
@@ -142,8 +143,7 @@ def _check_name(field: str, text: str) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class RecordsRead:
+class RecordsRead(msgspec.Struct, frozen=True):
     """Records read back in stored order, and the lines that could not be used."""
 
     records: list[Record]
