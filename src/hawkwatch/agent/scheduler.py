@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import threading
 import time
 from collections.abc import Callable
 
 import msgspec
 
-log = logging.getLogger(__name__)
+from hawkwatch._lazylog import lazy_logger
+
+log = lazy_logger(__name__)
 
 JOIN_TIMEOUT_S = 1.0
 

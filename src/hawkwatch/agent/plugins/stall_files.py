@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import json
-import logging
 import os
 import stat
 import threading
@@ -42,6 +41,7 @@ from typing import IO, Any, Final
 
 import msgspec
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.model.records import HangKill, StackFrame
 from hawkwatch.model.records.stall import frames_of
 from hawkwatch.model.stack import Stack
@@ -49,7 +49,7 @@ from hawkwatch.store import Session, list_sessions
 from hawkwatch.store._files import read_regular, read_regular_text
 from hawkwatch.store._process import is_same_process_alive
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 BACKSTOP_NAME: Final = "stall-backstop.txt"
 WATCHED_NAME: Final = "stall-watched.json"
