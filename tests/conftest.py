@@ -9,6 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings
+
+# No deadline per example: on a machine shared with other builds an example may take seconds;
+# a test must never depend on how busy the machine is (COMMON.md).
+settings.register_profile("shared-machine", deadline=None)
+settings.load_profile("shared-machine")
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
