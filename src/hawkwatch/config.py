@@ -14,17 +14,24 @@ Reference: ``docs/configuration.md``.
 from __future__ import annotations
 
 import os
-import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
 
 from hawkwatch.errors import ConfigError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_ignored: object) -> object:  # for type checkers only
+        return lambda cls: cls
+
+
 ENV_PREFIX: Final = "HAWKWATCH_"
 FILE_NAME: Final = "hawkwatch.toml"
-
-T = TypeVar("T")
 
 
 class _Option:
@@ -423,11 +430,20 @@ def _type_hints(cls: type[Options]) -> dict[str, Any]:
     """The options' types: the plain ones read from the annotations' text (evaluating a
     hundred annotations with ``typing.get_type_hints`` cost ~3 ms at every agent start)."""
     annotations: dict[str, Any] = cls.__annotations__
-    found = {name: _PLAIN_TYPES.get(text) for name, text in annotations.items()}
+    found = {
+        name: _PLAIN_TYPES.get(text) or _section_type(text) for name, text in annotations.items()
+    }
     if all(kind is not None for kind in found.values()):
         return found
-    hints = typing.get_type_hints(cls)
+    import typing
+
+    hints = typing.get_type_hints(cls, localns=vars(typing))
     return {name: kind or hints[name] for name, kind in found.items()}
+
+
+def _section_type(name: str) -> type[Options] | None:
+    found = globals().get(name)
+    return found if isinstance(found, type) and issubclass(found, Options) else None
 
 
 def _spec(section: str | None, option: _Option, kind: Any) -> OptionSpec:

@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
 
 from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
@@ -40,6 +39,10 @@ from hawkwatch.runenv import (
     SUPERVISED_VAR,
     WATCHING_MAIN,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 ENGINES: Final = ("auto", "py-spy", "in-process")
 

@@ -114,6 +114,8 @@ def test_start_leaves_deferred_work_off_the_calling_thread(tmp_path: Path) -> No
 
 AFTER_THE_SPAWN = (
     "msgspec",
+    "typing",  # the supervisor's own modules import it only for type checkers
+    "tempfile",
     "dataclasses",
     "logging",
     "hawkwatch.store",
