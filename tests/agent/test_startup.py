@@ -73,7 +73,6 @@ NOT_ON_THE_CALLING_THREAD = (
     "tempfile",
     "hawkwatch.agent.crash_recovery",  # earlier sessions: the scheduler thread, or at stop
     "hawkwatch.analysis.exit_classify",
-    "hawkwatch.analysis.memory_growth.statistics",
     "hawkwatch.api.options",
     "argparse",
 )
