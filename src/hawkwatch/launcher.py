@@ -208,7 +208,9 @@ def prepare(config: Config, spawned: float) -> None:
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
 
 
-SPAWN_SLACK_S: Final = 0.1
+# A session is named by its process's start time: on Linux exact to a clock tick (10 ms),
+# elsewhere (psutil) to a second.
+SPAWN_SLACK_S: Final = 0.02 if sys.platform.startswith("linux") else 1.0
 
 
 def never_started(returncode: int, notes: list[str]) -> bool:
