@@ -95,11 +95,12 @@ ALL_SECTIONS = ("startup", "hot", "records", "cpu", "http")
 
 # The ``-c`` program of the start-up section: prints when main started, when it was ready (after
 # an in-code start of the agent, if any) and whether an agent runs.
-STARTUP_CODE = (
+STARTUP_CODE = (  # one write: a peer sharing stdout (py-spy) cannot split the line
     "import time; t0 = time.time(){extra}; import sys; "
     "a = sys.modules.get('hawkwatch.agent.api'); "
-    "print(t0, time.time(), bool(a and a.current_agent()))"
+    "sys.stdout.write(f'{{t0}} {{time.time()}} {{bool(a and a.current_agent())}}\\n')"
 )
+TIMING_LINE = re.compile(r"(\d+\.\d+) (\d+\.\d+) (True|False)")
 STARTUP_IN_CODE = "; import hawkwatch; hawkwatch.start()"
 
 
@@ -356,8 +357,7 @@ def section_startup(
                 peers.remove(arm)
                 continue
             # the program's own line: the last one of three fields (a peer may print more)
-            fields = [line.split() for line in done.stdout.splitlines()]
-            found = [f for f in fields if len(f) == 3 and f[2] in ("True", "False")]
+            found = TIMING_LINE.findall(done.stdout)
             if not found:
                 raise RuntimeError(f"{arm.name}: no timing line in {done.stdout[-500:]!r}")
             t_main, t_ready, running = found[-1]

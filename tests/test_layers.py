@@ -16,11 +16,12 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "hawkwatch"
 # layer -> the hawkwatch layers it may import (itself always allowed)
 ALLOWED: dict[str, set[str]] = {
     "_version": set(),
+    "_lazylog": set(),  # logging imported at the first message (agent start-up)
     "errors": set(),
     "home": {"errors"},
     "model": set(),
     "config": {"errors"},
-    "store": {"model", "errors", "_version", "home"},
+    "store": {"model", "errors", "_version", "home", "_lazylog"},
     "formats": {"model", "errors", "store"},
     "analysis": {"model"},
     "symbols": {"model", "errors", "home"},
@@ -28,7 +29,8 @@ ALLOWED: dict[str, set[str]] = {
     "report": {"model", "api", "analysis", "symbols", "errors", "web"},
     "web": set(),
     "runenv": set(),
-    "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader"},
+    "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader",
+              "_lazylog"},
     "launcher": {"config", "errors", "model", "store", "runenv", "pyspy", "pyspy_store", "agent",
                  "uploader"},
     "pyspy": {"model"},
@@ -42,6 +44,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 AGENT_SIDE = (
     "agent", "store", "model", "config", "errors", "_version", "runenv", "home", "uploader",
+    "_lazylog",
 )  # fmt: skip
 
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _API = "hawkwatch.agent.api"
 

@@ -13,73 +13,159 @@ Reference: ``docs/configuration.md``.
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import typing
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
 
 from hawkwatch.errors import ConfigError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
+
+    T = TypeVar("T")
+else:
+
+    def dataclass_transform(**_ignored: object) -> object:  # for type checkers only
+        return lambda cls: cls
+
 
 ENV_PREFIX: Final = "HAWKWATCH_"
 FILE_NAME: Final = "hawkwatch.toml"
 
 
+class _Option:
+    """One option's default (or factory, for a section), documentation and minimum."""
+
+    __slots__ = ("default", "doc", "factory", "minimum", "name")
+
+    def __init__(
+        self,
+        default: Any,
+        doc: str,
+        minimum: float | None = None,
+        factory: Callable[[], Any] | None = None,
+    ) -> None:
+        self.name = ""
+        self.default = default
+        self.doc = doc
+        self.minimum = minimum
+        self.factory = factory
+
+
 def _option(default: Any, doc: str, minimum: float | None = None) -> Any:
-    return field(default=default, metadata={"doc": doc, "min": minimum})
+    return _Option(default, doc, minimum)
 
 
-@dataclass(frozen=True, slots=True)
-class AppConfig:
+def _section(default_factory: type[T]) -> T:
+    return _Option(None, "", factory=default_factory)  # type: ignore[return-value]
+
+
+@dataclass_transform(
+    kw_only_default=True, frozen_default=True, field_specifiers=(_option, _section)
+)
+class Options:
+    """A frozen group of options: what a frozen dataclass gave, without its cost at import.
+
+    ``@dataclass`` compiles several methods per class; the agent's start-up paid ~7 ms for the
+    seventeen classes here, in every process. These classes share this base's methods instead.
+    """
+
+    _options: ClassVar[tuple[_Option, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        found = []
+        for name, value in vars(cls).items():
+            if isinstance(value, _Option):
+                value.name = name
+                found.append(value)
+        cls._options = tuple(found)
+
+    def __init__(self, **values: Any) -> None:
+        set_ = object.__setattr__
+        for option in self._options:
+            if option.name in values:
+                set_(self, option.name, values.pop(option.name))
+            elif option.factory is not None:
+                set_(self, option.name, option.factory())
+            else:
+                set_(self, option.name, option.default)
+        if values:
+            name = next(iter(values))
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {name!r}")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, option.name) for option in self._options)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` (``dataclasses.replace`` for these classes)."""
+        return type(self)(**{o.name: getattr(self, o.name) for o in self._options} | changes)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{o.name}={getattr(self, o.name)!r}" for o in self._options)
+        return f"{type(self).__name__}({inner})"
+
+
+def _fields(cls: type[Options]) -> Iterator[_Option]:
+    return iter(cls._options)
+
+
+class AppConfig(Options):
     """Who is being monitored. Set these so sessions of different apps tell apart."""
 
     name: str | None = _option(None, "application name written to session.json")
     version: str | None = _option(None, "application version written to session.json")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionsConfig:
+class SessionsConfig(Options):
     """Retention of session folders; raise ``keep`` on hosts that restart many processes."""
 
     keep: int = _option(10, "newest sessions kept when a new one starts", 1)
     max_age_days: float = _option(7.0, "sessions older than this are removed", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class ResourcesConfig:
+class ResourcesConfig(Options):
     """Memory, CPU and thread sampling. Lengthen the interval to cut its (small) cost."""
 
     enabled: bool = _option(True, "sample mem, r-mem, avl-mem, cpu, threads-count")
     interval_s: float = _option(0.5, "seconds between samples", 0.05)
 
 
-@dataclass(frozen=True, slots=True)
-class GcConfig:
+class GcConfig(Options):
     """Garbage-collection pauses; lower the threshold to see shorter pauses."""
 
     enabled: bool = _option(True, "record collections that pause the program")
     threshold_ms: float = _option(10.0, "shortest pause recorded, in milliseconds", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class LaunchConfig:
+class LaunchConfig(Options):
     """Launch timing: process start to ``hawkwatch.mark_ready()``."""
 
     enabled: bool = _option(True, "record app-launch: process start to mark_ready()")
 
 
-@dataclass(frozen=True, slots=True)
-class ImportsConfig:
+class ImportsConfig(Options):
     """Import timing, like ``python -X importtime``, recorded under ``hawkwatch run``."""
 
     enabled: bool = _option(True, "record slow imports in import-time")
     threshold_ms: float = _option(1.0, "shortest cumulative import time recorded, in ms", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class StallConfig:
+class StallConfig(Options):
     """Stalls (jank/ANR) of event loops: asyncio, Qt, Tk and loops calling ``heartbeat()``.
 
     Each kind of loop has the threshold its users feel: 100 ms for asyncio loops (asyncio's own
@@ -111,8 +197,7 @@ class StallConfig:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class CpuConfig:
+class CpuConfig(Options):
     """High-load trace (MTHawkeye's CPU Trace defaults). Lower the threshold or the duration to
     catch shorter or lighter bursts; set ``per_core`` on many-core hosts where one busy core is
     normal."""
@@ -139,8 +224,7 @@ class CpuConfig:
     max_frames: int = _option(50, "innermost frames kept per sampled stack", 1)
 
 
-@dataclass(frozen=True, slots=True)
-class ProfilerConfig:
+class ProfilerConfig(Options):
     """Continuous sampling profiler (off by default; ``hawkwatch run --profile`` turns it on).
     Raise the budget for more samples, or fix ``rate_hz`` to compare with other profilers.
     Under ``hawkwatch run`` with the ``profile`` extra installed, py-spy samples the program from
@@ -163,8 +247,7 @@ class ProfilerConfig:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class NetworkConfig:
+class NetworkConfig(Options):
     """HTTP requests through http.client/urllib/urllib3/requests, httpx and aiohttp: phases,
     sizes, errors (``network-transaction``). URLs are recorded without query values, userinfo
     or fragments; name parameters whose values are safe and useful in ``keep_query_params``."""
@@ -175,8 +258,7 @@ class NetworkConfig:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class IoConfig:
+class IoConfig(Options):
     """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
     costs a few microseconds per file opened, several % of a small-file batch job. Raise the
     loop thresholds if short reads on the loop are acceptable to you; raise
@@ -208,8 +290,7 @@ class IoConfig:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class UploadConfig:
+class UploadConfig(Options):
     """Sending sessions to a collector (``hawkwatch server``): on when both ``url`` and ``key``
     are set. Unsent sessions wait in the session store and go with the next round or start."""
 
@@ -223,8 +304,7 @@ class UploadConfig:
     )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class CrashConfig:
+class CrashConfig(Options):
     """Python crashes and exit classification: exception hooks (chained after the app's),
     faulthandler for fatal signals, memory levels. Turn ``fatal_signals`` off if the app enables
     faulthandler itself (hawkwatch leaves an already enabled faulthandler alone anyway)."""
@@ -236,8 +316,7 @@ class CrashConfig:
     classify_earlier: bool = _option(True, "classify how earlier sessions' processes ended")
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryConfig:
+class MemoryConfig(Options):
     """Memory growth (always on, cheap), allocation tracing and living objects (on demand).
 
     ``trace``: ``auto`` starts tracemalloc when growth is found and stops it after
@@ -269,39 +348,49 @@ class MemoryConfig:
     cycles_sample_s: float = _option(1.0, "at most one young collection typed per this long", 0.01)
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+class Config(Options):
     """Every agent option. Frozen, so monitors and the scheduler thread share it without locks."""
 
     enabled: bool = _option(True, "start the agent at all")
     home: str | None = _option(None, "root folder; sessions go to <home>/sessions")
-    app: AppConfig = field(default_factory=AppConfig)
-    sessions: SessionsConfig = field(default_factory=SessionsConfig)
-    resources: ResourcesConfig = field(default_factory=ResourcesConfig)
-    gc: GcConfig = field(default_factory=GcConfig)
-    launch: LaunchConfig = field(default_factory=LaunchConfig)
-    imports: ImportsConfig = field(default_factory=ImportsConfig)
-    stall: StallConfig = field(default_factory=StallConfig)
-    cpu: CpuConfig = field(default_factory=CpuConfig)
-    profiler: ProfilerConfig = field(default_factory=ProfilerConfig)
-    network: NetworkConfig = field(default_factory=NetworkConfig)
-    upload: UploadConfig = field(default_factory=UploadConfig)
-    io: IoConfig = field(default_factory=IoConfig)
-    crash: CrashConfig = field(default_factory=CrashConfig)
-    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    app: AppConfig = _section(AppConfig)
+    sessions: SessionsConfig = _section(SessionsConfig)
+    resources: ResourcesConfig = _section(ResourcesConfig)
+    gc: GcConfig = _section(GcConfig)
+    launch: LaunchConfig = _section(LaunchConfig)
+    imports: ImportsConfig = _section(ImportsConfig)
+    stall: StallConfig = _section(StallConfig)
+    cpu: CpuConfig = _section(CpuConfig)
+    profiler: ProfilerConfig = _section(ProfilerConfig)
+    network: NetworkConfig = _section(NetworkConfig)
+    upload: UploadConfig = _section(UploadConfig)
+    io: IoConfig = _section(IoConfig)
+    crash: CrashConfig = _section(CrashConfig)
+    memory: MemoryConfig = _section(MemoryConfig)
 
 
-@dataclass(frozen=True, slots=True)
 class OptionSpec:
     """One option: its dotted name, type, default and documentation."""
 
-    name: str
-    section: str | None
-    field_name: str
-    type: Any
-    default: Any
-    doc: str
-    minimum: float | None
+    __slots__ = ("default", "doc", "field_name", "minimum", "name", "section", "type")
+
+    def __init__(  # noqa: PLR0917 - one argument per attribute, as the dataclass had
+        self,
+        name: str,
+        section: str | None,
+        field_name: str,
+        type: Any,
+        default: Any,
+        doc: str,
+        minimum: float | None,
+    ) -> None:
+        self.name = name
+        self.section = section
+        self.field_name = field_name
+        self.type = type
+        self.default = default
+        self.doc = doc
+        self.minimum = minimum
 
     @property
     def env_var(self) -> str:
@@ -311,37 +400,88 @@ class OptionSpec:
     def flat_name(self) -> str:
         return self.name.replace(".", "_")
 
+    def __repr__(self) -> str:
+        return f"OptionSpec({self.name!r}, default={self.default!r})"
+
+
+_SPECS: list[tuple[OptionSpec, ...]] = []  # computed once: the annotations are evaluated then
+
 
 def option_specs() -> list[OptionSpec]:
     """Every option, in documentation order."""
-    specs: list[OptionSpec] = []
-    hints = typing.get_type_hints(Config)
-    for top in dataclasses.fields(Config):
-        if dataclasses.is_dataclass(hints[top.name]):
-            section_type = hints[top.name]
-            section_hints = typing.get_type_hints(section_type)
-            specs.extend(
-                _spec(top.name, inner, section_hints[inner.name])
-                for inner in dataclasses.fields(section_type)
-            )
-        else:
-            specs.append(_spec(None, top, hints[top.name]))
-    return specs
+    if not _SPECS:
+        specs: list[OptionSpec] = []
+        hints = _type_hints(Config)
+        for top in _fields(Config):
+            kind = hints[top.name]
+            if isinstance(kind, type) and issubclass(kind, Options):
+                section_hints = _type_hints(kind)
+                specs.extend(
+                    _spec(top.name, inner, section_hints[inner.name]) for inner in _fields(kind)
+                )
+            else:
+                specs.append(_spec(None, top, kind))
+        _SPECS.append(tuple(specs))
+    return list(_SPECS[0])
 
 
-def _spec(section: str | None, f: dataclasses.Field[Any], kind: Any) -> OptionSpec:
-    name = f"{section}.{f.name}" if section else f.name
-    return OptionSpec(name, section, f.name, kind, f.default, f.metadata["doc"], f.metadata["min"])
+_PLAIN_TYPES: Final[dict[str, Any]] = {
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "str": str,
+    "str | None": str | None,
+}
 
 
-@dataclass(frozen=True, slots=True)
+def _type_hints(cls: type[Options]) -> dict[str, Any]:
+    """The options' types: the plain ones read from the annotations' text (evaluating a
+    hundred annotations with ``typing.get_type_hints`` cost ~3 ms at every agent start)."""
+    annotations: dict[str, Any] = cls.__annotations__
+    found = {
+        name: _PLAIN_TYPES.get(text) or _section_type(text) for name, text in annotations.items()
+    }
+    if all(kind is not None for kind in found.values()):
+        return found
+    import typing
+
+    hints = typing.get_type_hints(cls, localns=vars(typing))
+    return {name: kind or hints[name] for name, kind in found.items()}
+
+
+def _section_type(name: str) -> type[Options] | None:
+    found = globals().get(name)
+    return found if isinstance(found, type) and issubclass(found, Options) else None
+
+
+def _spec(section: str | None, option: _Option, kind: Any) -> OptionSpec:
+    name = f"{section}.{option.name}" if section else option.name
+    return OptionSpec(name, section, option.name, kind, option.default, option.doc, option.minimum)
+
+
 class LoadedConfig:
     """The effective config, where each non-default value came from, and the problems found."""
 
-    config: Config
-    sources: dict[str, str]
-    problems: list[str]
-    file: Path | None
+    __slots__ = ("config", "file", "problems", "sources")
+
+    def __init__(
+        self, config: Config, sources: dict[str, str], problems: list[str], file: Path | None
+    ) -> None:
+        self.config = config
+        self.sources = sources
+        self.problems = problems
+        self.file = file
+
+
+def parse_options(items: Iterable[str]) -> dict[str, str]:
+    """``NAME=VALUE`` strings (``--option``) as a dict; ``ConfigError`` for a malformed one."""
+    options: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--option {item!r}: expected NAME=VALUE, e.g. gc.threshold_ms=5")
+        options[name.strip()] = value
+    return options
 
 
 def load_config(
@@ -408,19 +548,18 @@ def load_config(
 
 
 def _build(values: Mapping[str, Any]) -> Config:
-    hints = typing.get_type_hints(Config)
     top: dict[str, Any] = {}
-    for f in dataclasses.fields(Config):
-        section_type = hints[f.name]
-        if dataclasses.is_dataclass(section_type):
+    for option in _fields(Config):
+        if option.factory is not None:  # a section
+            prefix = f"{option.name}."
             inner = {
-                g.name: values[f"{f.name}.{g.name}"]
-                for g in dataclasses.fields(section_type)
-                if f"{f.name}.{g.name}" in values
+                name[len(prefix) :]: value
+                for name, value in values.items()
+                if name.startswith(prefix)
             }
-            top[f.name] = section_type(**inner)  # type: ignore[operator]
-        elif f.name in values:
-            top[f.name] = values[f.name]
+            top[option.name] = option.factory(**inner)
+        elif option.name in values:
+            top[option.name] = values[option.name]
     return Config(**top)
 
 

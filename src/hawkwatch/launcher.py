@@ -5,6 +5,12 @@ folder, so the agent starts before any user code (the way ``ddtrace-run`` works)
 every Python process it starts. The supervisor forwards signals, waits, and then writes the real
 exit status — including death by a signal, which the process itself can never record — into the
 child's session as an ``exit-state`` record. Its own exit status is the child's.
+
+Start-up is what every supervised run pays, so before the child starts the supervisor imports
+only what checking the options and spawning need; the record types and the store (msgspec and
+its imports) load while the program runs, on the other core, together with classifying how
+earlier sessions ended (the agent under ``hawkwatch run`` leaves that to us). After the child
+ends, only writing its exit remains.
 """
 
 from __future__ import annotations
@@ -14,17 +20,13 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
 
-from hawkwatch.config import ProfilerConfig, load_config, option_specs
+from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
-from hawkwatch.model.records import ExitState
 from hawkwatch.runenv import (
     BOOTSTRAP_DIR,
     CHILDREN_VAR,
@@ -37,7 +39,10 @@ from hawkwatch.runenv import (
     SUPERVISED_VAR,
     WATCHING_MAIN,
 )
-from hawkwatch.store import RecordStore, Session
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 ENGINES: Final = ("auto", "py-spy", "in-process")
 
@@ -48,18 +53,45 @@ FORWARDED_SIGNALS: Final = tuple(
 )
 
 
-@dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """How the supervised program ended, and where its session is."""
+    """How the supervised program ended, and where its session is (a plain class: the
+    supervisor does not import ``dataclasses``, ~4 ms with ``inspect``)."""
 
-    returncode: int  # negative: killed by that signal (subprocess's convention)
-    session_path: Path | None
-    agent_failure: str | None = None
-    """Set when the program's agent said why it did not start (its warning is on stderr)."""
-    discarded: bool = False
-    """The program never started (no such script or module): its empty session was removed."""
-    problem: str | None = None
-    """What went wrong in hawkwatch itself (the exit record not written); never the program's."""
+    __slots__ = ("agent_failure", "discarded", "problem", "returncode", "session_path")
+
+    def __init__(
+        self,
+        returncode: int,
+        session_path: Path | None,
+        *,
+        agent_failure: str | None = None,
+        discarded: bool = False,
+        problem: str | None = None,
+    ) -> None:
+        self.returncode = returncode  # negative: killed by that signal (subprocess's convention)
+        self.session_path = session_path
+        self.agent_failure = agent_failure
+        """Set when the program's agent said why it did not start (its warning is on stderr)."""
+        self.discarded = discarded
+        """The program never started (no such script or module): its empty session was removed."""
+        self.problem = problem
+        """What went wrong in hawkwatch itself (the exit record not written); never the
+        program's."""
+
+    def replace(self, **changes: Any) -> RunOutcome:
+        values = {name: getattr(self, name) for name in self.__slots__} | changes
+        return RunOutcome(values.pop("returncode"), values.pop("session_path"), **values)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RunOutcome):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"RunOutcome({inner})"
 
     @property
     def exit_code(self) -> int | None:
@@ -122,13 +154,18 @@ def run_program(
     argv = build_command(command, module)
     sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
     since = time.time()
-    with tempfile.TemporaryDirectory(prefix="hawkwatch-run-") as scratch:
-        session_file = Path(scratch) / "session"
+    with _scratch_folder() as scratch:
+        session_file = scratch / "session"
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
             env[PTRACER_VAR] = str(os.getpid())
             env[OUTSIDE_SAMPLER_VAR] = "py-spy"
-        returncode = _supervise(argv, env, sampler.start if sampler else None)
+        returncode = _supervise(
+            argv,
+            env,
+            sampler.start if sampler else None,
+            (lambda: prepare(config, since)) if config.enabled else None,
+        )
         if sampler is not None:
             sampler.stop()
         lines = _read_announcement(session_file).splitlines()
@@ -145,7 +182,7 @@ def run_program(
     try:
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
-        return replace(outcome, problem=f"the exit status was not recorded: {_reason(exc)}")
+        return outcome.replace(problem=f"the exit status was not recorded: {_reason(exc)}")
     upload = config.upload
     if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
         from hawkwatch.uploader import upload_within
@@ -153,6 +190,27 @@ def run_program(
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: stop waiting, keep the status
             upload_within(outcome.session_path, upload.url, upload.key, upload.exit_wait_s)
     return outcome
+
+
+def prepare(config: Config, spawned: float) -> None:
+    """While the program runs: import what writing its exit needs, and classify how earlier
+    sessions' processes ended (sessions started before this program; never raises)."""
+    try:
+        from hawkwatch.agent import crash_recovery
+        from hawkwatch.store import sessions_root
+
+        home = config.home
+        root = sessions_root(os.path.join(home, "sessions") if home else None)
+        if config.crash.enabled and config.crash.classify_earlier and root.is_dir():
+            # its own session is named by its start time: the slack covers /proc's clock ticks
+            crash_recovery.finish_gone_sessions(root, before=spawned - SPAWN_SLACK_S)
+    except Exception as exc:  # noqa: BLE001 - the next agent start does it then
+        print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
+
+
+# A session is named by its process's start time: on Linux exact to a clock tick (10 ms),
+# elsewhere (psutil) to a second.
+SPAWN_SLACK_S: Final = 0.02 if sys.platform.startswith("linux") else 1.0
 
 
 def never_started(returncode: int, notes: list[str]) -> bool:
@@ -176,7 +234,7 @@ def discard_session(outcome: RunOutcome) -> RunOutcome:
         with contextlib.suppress(Exception):
             record_exit(outcome)  # cannot remove it: at least say how it ended
         return outcome
-    return replace(outcome, session_path=None, discarded=True)
+    return outcome.replace(session_path=None, discarded=True)
 
 
 def outcome_message(outcome: RunOutcome) -> str:
@@ -197,6 +255,40 @@ def outcome_message(outcome: RunOutcome) -> str:
     if outcome.problem is not None:
         message += f" ({outcome.problem})"
     return message
+
+
+@contextlib.contextmanager
+def _scratch_folder() -> Iterator[Path]:
+    """A private folder for the child's announcement, removed afterwards.
+
+    ``os.mkdir`` of a new name (mode 0700; it never follows a planted link) rather than
+    ``tempfile``, whose imports (``shutil``, ``random``, the compression modules) cost ~2.5 ms
+    before the program could start.
+    """
+    env = os.environ
+    base = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP") or "/tmp"
+    folder = None
+    for attempt in range(100):
+        candidate = os.path.join(base, f"hawkwatch-run-{os.getpid()}-{time.time_ns()}-{attempt}")
+        try:
+            os.mkdir(candidate, 0o700)
+        except FileExistsError:
+            continue
+        except OSError:
+            break
+        folder = candidate
+        break
+    if folder is None:  # no usable TMPDIR: let tempfile find a place
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="hawkwatch-run-")
+    try:
+        yield Path(folder)
+    finally:
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                os.unlink(os.path.join(folder, name))
+            os.rmdir(folder)
 
 
 def _read_announcement(path: Path) -> str:
@@ -282,6 +374,8 @@ class OutsideSampler:
         except Exception as exc:  # noqa: BLE001 (never into the run's exit: noted)
             note["errors"] = [*note["errors"], f"storing: {type(exc).__name__}: {exc}"][-5:]
         with contextlib.suppress(Exception):
+            from hawkwatch.store import Session
+
             session = Session(session_path)
             metadata = session.metadata
             metadata["profiler_outside"] = note
@@ -290,6 +384,10 @@ class OutsideSampler:
 
 def record_exit(outcome: RunOutcome) -> None:
     """Append the supervisor's ``exit-state`` to the (now dead) program's session."""
+    from hawkwatch.agent.crash_recovery import finish_session  # loaded by ``prepare`` by now
+    from hawkwatch.model.records import ExitState
+    from hawkwatch.store import RecordStore
+
     assert outcome.session_path is not None
     number = outcome.signal
     state = ExitState(
@@ -309,8 +407,6 @@ def record_exit(outcome: RunOutcome) -> None:
         store.close()
     # Issue 15: turn a faulthandler dump into a crash record and classify the exit, now that
     # the status is known (once: a later agent start skips a session done here).
-    from hawkwatch.agent.crash_recovery import finish_session
-
     finish_session(outcome.session_path, outcome.returncode, source="supervisor")
 
 
@@ -332,7 +428,10 @@ def exit_like(outcome: RunOutcome) -> int:
 
 
 def _supervise(
-    argv: list[str], env: dict[str, str], started: Callable[[int], None] | None = None
+    argv: list[str],
+    env: dict[str, str],
+    started: Callable[[int], None] | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> int:
     try:
         child = subprocess.Popen(argv, env=env)
@@ -352,6 +451,8 @@ def _supervise(
 
     previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
     try:
+        if meanwhile is not None:
+            meanwhile()
         while True:
             try:
                 return child.wait()

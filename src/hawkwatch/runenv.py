@@ -7,7 +7,10 @@ Kept in a module of its own, importing nothing, so that neither side has to impo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Final
 
 BOOTSTRAP_DIR: Final = Path(__file__).resolve().parent / "agent" / "_bootstrap"
 """Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``."""

@@ -156,3 +156,20 @@ def test_a_config_folder_is_a_problem_not_silence(tmp_path: Path) -> None:
     assert str(tmp_path / "hawkwatch.toml") in problem and "not a file" in problem
     with pytest.raises(ConfigError, match="not a file"):
         load_config(environ={}, cwd=tmp_path, strict=True)
+
+
+def test_config_sections_are_frozen_values_compared_by_content() -> None:
+    from hawkwatch.config import CpuConfig
+
+    cpu = CpuConfig(highload_threshold=0.5)
+    assert cpu == CpuConfig(highload_threshold=0.5) != CpuConfig()
+    assert hash(cpu) == hash(CpuConfig(highload_threshold=0.5))
+    assert cpu.per_core is False and cpu.highload_threshold == 0.5
+    assert "highload_threshold=0.5" in repr(cpu)
+    with pytest.raises(AttributeError, match="frozen"):
+        cpu.per_core = True  # type: ignore[misc]
+    with pytest.raises(TypeError, match="treshold"):
+        CpuConfig(treshold=1)  # type: ignore[call-arg]
+    changed = Config().replace(cpu=cpu)
+    assert changed.cpu is cpu and changed.gc == Config().gc and Config().cpu == CpuConfig()
+    assert Config().app is not Config().app  # each config gets its own sections

@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 
 from hawkwatch.agent.scheduler import Scheduler
+from hawkwatch.model.records import ExitClassification, decode_all
+from hawkwatch.store import Session, list_sessions
 from tests.builders import wait_for
 
 NOT_AT_START = (
@@ -30,6 +32,12 @@ NOT_AT_START = (
     "tomllib",  # no config file here
     "rich",
     "hawkwatch.cli",
+    "logging",  # imported at the agent's first log message
+    "statistics",  # with memory-growth fits, after a minute of readings
+    "tracemalloc",  # once memory tracing starts
+    "sysconfig",  # library prefixes: at the first stall or crash
+    "importlib.abc",
+    "hawkwatch.api.options",
 )
 
 
@@ -51,6 +59,132 @@ def test_starting_the_agent_imports_only_what_its_calls_need(tmp_path: Path) -> 
     loaded, typed_records = map(json.loads, done.stdout.splitlines())
     assert loaded == []
     assert typed_records is True
+
+
+# What the calling thread must not import inside ``start()``: deferred to the first tick, the
+# first stall or crash, the scheduler thread, the program's own import, or never needed.
+NOT_ON_THE_CALLING_THREAD = (
+    "logging",  # the agent's loggers import it at their first message; the tap waits for it
+    "statistics",  # memory growth fits need 54 s of readings
+    "tracemalloc",  # only once memory tracing starts
+    "sysconfig",  # library prefixes: at the first stall or crash
+    "importlib.abc",  # the network finder is duck-typed
+    "importlib.resources",
+    "tempfile",
+    "hawkwatch.agent.crash_recovery",  # earlier sessions: the scheduler thread, or at stop
+    "hawkwatch.analysis.exit_classify",
+    "hawkwatch.api.options",
+    "argparse",
+)
+
+
+def test_start_leaves_deferred_work_off_the_calling_thread(tmp_path: Path) -> None:
+    """Imports made by the thread calling ``start()`` while it runs, seen by a finder placed
+    first on ``sys.meta_path``; the agent's own threads may import the rest meanwhile."""
+    program = (
+        "import json, sys, threading\n"
+        "seen = []\n"
+        "class Spy:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if threading.current_thread() is threading.main_thread():\n"
+        "            seen.append(name)\n"
+        "sys.meta_path.insert(0, Spy())\n"
+        "import hawkwatch\n"
+        "assert hawkwatch.start()\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != 'Spy']\n"
+        f"print(json.dumps([m for m in {list(NOT_ON_THE_CALLING_THREAD)!r} if m in seen]))\n"
+        "print(json.dumps(len(seen)))\n"
+    )
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(home)
+    for _ in range(2):  # the second start finds an earlier session to classify
+        done = subprocess.run(
+            [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        loaded, count = map(json.loads, done.stdout.splitlines())
+        assert loaded == []
+        assert count > 20  # the spy saw the agent's own imports
+    # the deferred work still happened: the first session's end was classified
+    first = sorted((home / "sessions").iterdir())[0]
+    assert (first / "exit-classified").exists()
+
+
+AFTER_THE_SPAWN = (
+    "msgspec",
+    "typing",  # the supervisor's own modules import it only for type checkers
+    "tempfile",
+    "dataclasses",
+    "logging",
+    "hawkwatch.store",
+    "hawkwatch.model.records",
+    "hawkwatch.agent.api",
+    "hawkwatch.agent.crash_recovery",
+    "hawkwatch.report.outputs",
+    "hawkwatch.api.options",
+)
+
+
+def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_path: Path) -> None:
+    """``hawkwatch run`` up to ``Popen``: parse, check the options strictly, build the child's
+    environment. The record types, the store and the agent load while the program runs."""
+    program = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from hawkwatch.cli import build_parser\n"
+        "args = build_parser(['run', '--', 'true']).parse_args(['run', '--', 'true'])\n"
+        "from hawkwatch import launcher\n"
+        "from hawkwatch.config import load_config\n"
+        "load_config({}, strict=True)\n"
+        "launcher.build_environment({}, {'gc.threshold_ms': '5'}, Path('x'))\n"
+        f"print(json.dumps(sorted(m for m in {sorted(AFTER_THE_SPAWN)!r} if m in sys.modules)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
+    tmp_path: Path,
+) -> None:
+    """Under ``hawkwatch run`` the agent leaves earlier sessions to the supervisor."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    killed = subprocess.run(  # a process that ends without a word: os._exit, no supervisor
+        [sys.executable, "-c", "import hawkwatch, os; hawkwatch.start(); os._exit(3)"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert killed.returncode == 3, killed.stderr
+    (earlier,) = (tmp_path / "home" / "sessions").iterdir()
+    assert not (earlier / "exit-classified").exists()
+    script = Path(sys.executable).with_name("hawkwatch")
+    done = subprocess.run(
+        [str(script), "run", "--", sys.executable, "-c", "print('ran')"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    verdicts = {
+        session.name: [(c.source, c.kind, c.exit_code) for c in classifications(session)]
+        for session in list_sessions(tmp_path / "home" / "sessions")
+    }
+    own = next(name for name in verdicts if name != earlier.name)
+    assert verdicts[earlier.name] == [("next-start", "exit-code", 3)]
+    assert verdicts[own] == [("supervisor", "clean", 0)]
+
+
+def classifications(session: Session) -> list[ExitClassification]:
+    return decode_all(session.records().records).of(ExitClassification)
 
 
 def test_a_once_job_runs_one_time_on_the_scheduler_thread() -> None:

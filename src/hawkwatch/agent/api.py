@@ -7,12 +7,12 @@ the first start (``runtime.install_process_hooks``).
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from types import TracebackType
 from typing import Any
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.monitor import to_json
 from hawkwatch.agent.plugins import default_monitors
@@ -29,7 +29,7 @@ from hawkwatch.agent.runtime import (
 from hawkwatch.config import load_config
 from hawkwatch.model.records import CustomSpan
 
-log = logging.getLogger("hawkwatch")
+log = lazy_logger("hawkwatch")
 
 __all__ = [
     "event",

@@ -46,11 +46,13 @@ def _library_prefixes() -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-LIBRARY_PREFIXES: Final = _library_prefixes()
+_PREFIXES: list[tuple[str, ...]] = []  # found at the first crash (sysconfig: ~3 ms at start)
 
 
 def is_in_app(file: str) -> bool:
-    return not (file.startswith("<") or file.startswith(LIBRARY_PREFIXES))
+    if not _PREFIXES:
+        _PREFIXES.append(_library_prefixes())
+    return not (file.startswith("<") or file.startswith(_PREFIXES[0]))
 
 
 def _frame(code_file: str, function: str, line: int | None, source: bool) -> CrashRecordFrame:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 EVIDENCE_NAME: Final = "exit-evidence.json"
+FAULT_NAME: Final = "crash-fault.txt"  # faulthandler's dump (crash_recovery reads it)
 INTENT_NAME: Final = "exit-intent.json"
 LEVEL_NAME: Final = "memory-level.json"
 BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")

@@ -34,8 +34,9 @@ from hawkwatch.model.records import (
 )
 from hawkwatch.store import RecordStore, Session, list_sessions
 from hawkwatch.store._process import is_same_process_alive
+from hawkwatch.store.session import format_session_name
 
-FAULT_NAME: Final = "crash-fault.txt"
+FAULT_NAME: Final = ev.FAULT_NAME
 CLAIMED_SUFFIX: Final = ".claimed"
 REPORTED_SUFFIX: Final = ".reported"
 CLASSIFIED_NAME: Final = "exit-classified"
@@ -244,8 +245,18 @@ def finish_session(
 
 def finish_earlier_sessions(current: Session) -> int:
     """Classify earlier sessions of processes that are gone (the next-start path); how many."""
+    return _finish_gone(current.path.parent, current.name)
+
+
+def finish_gone_sessions(root: Path, *, before: float) -> int:
+    """``finish_earlier_sessions`` for ``hawkwatch run``'s supervisor: the sessions in ``root``
+    that started before the Unix time ``before``."""
+    return _finish_gone(root, format_session_name(before))
+
+
+def _finish_gone(root: Path, before_name: str) -> int:
     done = 0
-    earlier = [s for s in list_sessions(current.path.parent) if s.name < current.name]
+    earlier = [s for s in list_sessions(root) if s.name < before_name]
     for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
         folder = session.path
         if (folder / CLASSIFIED_NAME).exists() or not (folder / ev.EVIDENCE_NAME).exists():

@@ -15,13 +15,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
+import msgspec
 
-@dataclass
-class ExitInfo:
+
+class ExitInfo(msgspec.Struct):
     """What the process knows about its own exit."""
 
     exit_code: int | None = None

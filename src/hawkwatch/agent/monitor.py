@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
+
+import msgspec
 
 from hawkwatch.config import Config
 from hawkwatch.model.records import AppLaunch, TypedRecord
@@ -34,8 +35,7 @@ class Monitor(Protocol):
         """In a forked child, before the new agent starts: drop global hooks, threads, locks."""
 
 
-@dataclass
-class LaunchTimes:
+class LaunchTimes(msgspec.Struct):
     """Milestones of this process's launch, Unix seconds; 0 when not captured."""
 
     process_start: float = 0.0
@@ -56,8 +56,7 @@ class LaunchTimes:
         )
 
 
-@dataclass
-class AgentContext:
+class AgentContext(msgspec.Struct):
     """Everything a monitor may use; built by the runtime for one session."""
 
     config: Config
@@ -68,7 +67,7 @@ class AgentContext:
     """``every(interval_s, run, owner, jitter=None)``: ``Scheduler.every``."""
     is_supervised: bool = False
     once: Callable[[Callable[[], object], object], None] | None = None
-    listeners: dict[str, list[Callable[[], None]]] = field(default_factory=dict)
+    listeners: dict[str, list[Callable[[], None]]] = msgspec.field(default_factory=dict)
     wall_clock: Callable[[], float] = time.time
 
     def write(self, record: TypedRecord, key: str | None = None) -> None:

@@ -15,7 +15,6 @@ with ``SIGINT`` deferred, so an interrupt during shutdown never prints a traceba
 from __future__ import annotations
 
 import atexit
-import logging
 import os
 import sys
 import threading
@@ -25,6 +24,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.exit_tracking import ExitTracker, InterruptsDeferred
 from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, to_json
@@ -34,7 +34,7 @@ from hawkwatch.model.records import CustomTimeEvent, ExitState, HawkwatchError, 
 from hawkwatch.store import RecordStore, Session, _worker, apply_retention, sessions_root
 from hawkwatch.store._process import process_start_time
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 MonitorFactory = Callable[[], Monitor]
 _NO_RETENTION = 1 << 30  # Session.create keeps everything; the agent applies retention later

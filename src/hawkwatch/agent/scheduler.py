@@ -11,25 +11,26 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
-log = logging.getLogger(__name__)
+import msgspec
+
+from hawkwatch._lazylog import lazy_logger
+
+log = lazy_logger(__name__)
 
 JOIN_TIMEOUT_S = 1.0
 
 
-@dataclass(order=True)
-class _Job:
+class _Job(msgspec.Struct, order=True):
     due: float
     seq: int
-    interval_s: float | None = field(compare=False)  # None: run once
-    run: Callable[[], object] = field(compare=False)
-    owner: object = field(compare=False)
-    jitter: Callable[[float], float] | None = field(default=None, compare=False)
+    interval_s: float | None  # None: run once
+    run: Callable[[], object]
+    owner: object
+    jitter: Callable[[float], float] | None = None
 
 
 class Scheduler:

@@ -13,16 +13,16 @@ import os
 import resource
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
+
+import msgspec
 
 MB: Final = 1024 * 1024
 _UNLIMITED_V1: Final = 1 << 60  # cgroup v1 reports "no limit" as a number near 2**63
 
 
-@dataclass(frozen=True, slots=True)
-class ResourceSample:
+class ResourceSample(msgspec.Struct, frozen=True):
     """One reading; memory in bytes, ``None`` when the platform cannot say."""
 
     resident_bytes: int
@@ -105,8 +105,7 @@ class PsutilReader:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryLimit:
+class MemoryLimit(msgspec.Struct, frozen=True):
     """Where "available memory" comes from, and how to compute it."""
 
     source: str
@@ -172,8 +171,7 @@ def _cgroup_memberships(path: Path) -> dict[str, str]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class _Mount:
+class _Mount(msgspec.Struct, frozen=True):
     root: str
     point: Path
 

@@ -24,16 +24,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from hawkwatch.agent.stacks import native_ids
 
 _TASKS: Final = "/proc/self/task"
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadCpu:
+class ThreadCpu(msgspec.Struct, frozen=True):
     """One thread's CPU seconds so far; ``thread`` is None for threads Python did not start."""
 
     native_id: int

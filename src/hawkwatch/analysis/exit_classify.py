@@ -12,8 +12,9 @@ all is ``unknown``; the evidence says why.
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass, field
 from typing import Any, Final
+
+import msgspec
 
 from hawkwatch.model.records.crash import ExitKind
 
@@ -24,8 +25,7 @@ FATAL_SIGNALS: Final = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ExitFacts:
+class ExitFacts(msgspec.Struct, frozen=True):
     """What is known about one session's end; None / empty where nothing was found."""
 
     returncode: int | None = None
@@ -51,11 +51,10 @@ class ExitFacts:
     """The session had a hawkwatch agent that records its start (MTHawkeye folders do not)."""
     fatal_signals_watched: bool = True
     """faulthandler wrote into the session (False: the app had enabled its own first)."""
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class ExitVerdict:
+class ExitVerdict(msgspec.Struct, frozen=True):
     kind: ExitKind
     exit_code: int | None
     signal: int | None

@@ -13,10 +13,10 @@ agent (which acts on them) and reports (which show them). ``detectors.md`` §5.
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
+
+import msgspec
 
 K = TypeVar("K", bound=Hashable)
 
@@ -24,8 +24,7 @@ MAX_POINTS = 32
 """The slope is fitted over at most this many window medians (pairwise slopes: ~500)."""
 
 
-@dataclass(frozen=True, slots=True)
-class GrowthRule:
+class GrowthRule(msgspec.Struct, frozen=True):
     """Thresholds of a footprint growth finding (defaults: ≥ 20 MB and ≥ 10 % over 60 s)."""
 
     window_s: float = 60.0
@@ -33,8 +32,7 @@ class GrowthRule:
     min_percent: float = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class GrowthFinding:
+class GrowthFinding(msgspec.Struct, frozen=True):
     """A steady rise over the window's readings."""
 
     start_time: float
@@ -59,6 +57,8 @@ def robust_slope(points: Sequence[tuple[float, float]]) -> float:
     Long series are first reduced to ``MAX_POINTS`` medians of consecutive runs, which keeps
     the cost bounded (the agent calls this on every reading) and is itself robust.
     """
+    import statistics  # with its numeric modules, ~5 ms: not at the agent's start
+
     if len(points) > MAX_POINTS:
         size = -(-len(points) // MAX_POINTS)
         points = [
@@ -94,6 +94,8 @@ def footprint_growth(
     slope = robust_slope(window)
     if slope <= 0:
         return None
+    import statistics
+
     times = [t for t, _ in window]
     values = [v for _, v in window]
     t_mid, v_mid = statistics.median(times), statistics.median(values)
@@ -106,8 +108,7 @@ def footprint_growth(
     return GrowthFinding(window[0][0], window[-1][0], start_bytes, end_bytes, slope, len(window))
 
 
-@dataclass(frozen=True, slots=True)
-class SteadyGrowth(Generic[K]):
+class SteadyGrowth(msgspec.Struct, Generic[K], frozen=True):
     """One key (stack, type) that grew across a sequence of observations."""
 
     key: K

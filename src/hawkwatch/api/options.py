@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hawkwatch.config import load_config, option_specs
-from hawkwatch.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,17 +25,6 @@ class OptionTable:
 
     file: str | None
     options: tuple[OptionRow, ...]
-
-
-def parse_options(items: Iterable[str]) -> dict[str, str]:
-    """``NAME=VALUE`` strings (``--option``) as a dict; ``ConfigError`` for a malformed one."""
-    options: dict[str, str] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ConfigError(f"--option {item!r}: expected NAME=VALUE, e.g. gc.threshold_ms=5")
-        options[name.strip()] = value
-    return options
 
 
 def effective_options(overrides: Mapping[str, str] | None = None) -> OptionTable:

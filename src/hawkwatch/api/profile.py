@@ -8,9 +8,10 @@ extra is installed; what could not be done is said in ``ProfileResult.notes``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import msgspec
 
 from hawkwatch.analysis.calltree import build_profile_tree, merge_roots
 from hawkwatch.api.session import PathLike, Session
@@ -126,7 +127,7 @@ def _symbolicated(
     arch = dyld.value.arch.split()[0] if dyld.value.arch else None
     symbolicator = Symbolicator(open_symbol_store(None, folders))
     roots = symbolicate_roots(tree.roots, crash_images(dyld.value), symbolicator, arch)
-    return dataclasses.replace(tree, roots=roots), ()
+    return msgspec.structs.replace(tree, roots=roots), ()
 
 
 def _same_key(key: str, wanted: str) -> bool:

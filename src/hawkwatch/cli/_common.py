@@ -9,15 +9,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from hawkwatch.report.outputs import formats_for, write_output
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_output_arguments(
     parser: argparse.ArgumentParser, result_type: str, default: str | None = None
 ) -> None:
     """``--format``/``--json``/``-o`` for a command printing a ``result_type``."""
+    from hawkwatch.report.outputs import formats_for  # not for `run`: it writes no output
+
     choices = formats_for(result_type)
     default = default or choices[0]
     parser.add_argument(
@@ -36,6 +39,8 @@ def add_output_arguments(
 
 def emit(result: object, args: argparse.Namespace) -> str:
     """Write ``result`` as the command line asked; returns where it went."""
+    from hawkwatch.report.outputs import write_output
+
     return write_output(result, args.format, args.output)
 
 

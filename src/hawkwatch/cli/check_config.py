@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from hawkwatch.api.options import effective_options, parse_options
+from hawkwatch.api.options import effective_options
 from hawkwatch.cli._common import add_output_arguments, emit
+from hawkwatch.config import parse_options
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

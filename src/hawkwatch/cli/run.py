@@ -6,8 +6,8 @@ import argparse
 import contextlib
 import sys
 
-from hawkwatch.api.options import parse_options
 from hawkwatch.cli._common import add_option_arguments
+from hawkwatch.config import parse_options
 from hawkwatch.errors import ConfigError
 
 MEMORY_BACKENDS = ("tracemalloc", "memray")

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Final, Literal
+
+import msgspec
 
 from hawkwatch.model.stack import PyFrame, StackTable
 
@@ -89,8 +90,7 @@ def parse_frame_text(text: str) -> Frame:
     return PyFrame(match["func"], match["file"], int(match["line"]))
 
 
-@dataclass(frozen=True, slots=True)
-class CallNode:
+class CallNode(msgspec.Struct, frozen=True):
     """One node of a call tree: ``count`` samples passed through it (children included)."""
 
     frame: Frame
@@ -103,8 +103,7 @@ class CallNode:
         return max(self.count - sum(child.count for child in self.children), 0)
 
 
-@dataclass(frozen=True, slots=True)
-class CallTree:
+class CallTree(msgspec.Struct, frozen=True):
     """A call tree, outermost frames at the roots; ``total`` = Σ root counts.
 
     ``interval_s`` is the mean time one sample stands for (0 when unknown, as in MTHawkeye's
@@ -136,8 +135,7 @@ def walk_paths(tree: CallTree) -> Iterator[tuple[tuple[Frame, ...], int]]:
         stack.extend((child, path) for child in reversed(node.children))
 
 
-@dataclass(frozen=True, slots=True)
-class Profile:
+class Profile(msgspec.Struct, frozen=True):
     """One profiler window: stacks (outermost pseudo-frame = thread) and their sample counts.
 
     ``counts`` maps a ``table`` stack id to ``(wall samples, cpu samples)``. ``rate_hz`` is the
@@ -166,8 +164,7 @@ class Profile:
                 yield self.table.stack(stack_id), pair[column]
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadShare:
+class ThreadShare(msgspec.Struct, frozen=True):
     """A thread's share of the process CPU over a high-load episode."""
 
     name: str
@@ -175,8 +172,7 @@ class ThreadShare:
     share: float
 
 
-@dataclass(frozen=True, slots=True)
-class HighLoadEpisode:
+class HighLoadEpisode(msgspec.Struct, frozen=True):
     """One ``cpu-highload`` episode and its tree (``roots`` empty when the tree was not found).
 
     ``start_time`` is Unix seconds (MTHawkeye's CFAbsoluteTime keys already converted);
@@ -189,7 +185,7 @@ class HighLoadEpisode:
     lasting_s: float
     average_percent: float
     roots: tuple[CallNode, ...] = ()
-    threads: tuple[ThreadShare, ...] = field(default=())
+    threads: tuple[ThreadShare, ...] = ()
     sampler: str = ""
 
     def tree(self) -> CallTree:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TextIO
 
+import msgspec
+
 from hawkwatch.model.report import REPORT_FORMAT, REPORT_VERSION, SessionReport
 from hawkwatch.report._json import write_json
 from hawkwatch.report.memory import to_json_dict as memory_json
@@ -41,6 +43,8 @@ def render(report: SessionReport, file: TextIO, width: int | None = None) -> Non
 def _jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, msgspec.Struct):  # the model's value types (``model.profile``)
+        return {name: _jsonable(getattr(value, name)) for name in value.__struct_fields__}
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # NamedTuple
         return {name: _jsonable(item) for name, item in zip(value._fields, value, strict=True)}
     if isinstance(value, tuple | list):

@@ -13,7 +13,6 @@ the parent's appenders detached.
 
 from __future__ import annotations
 
-import logging
 import os
 import queue
 import threading
@@ -21,10 +20,12 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from hawkwatch._lazylog import lazy_logger
+
 if TYPE_CHECKING:
     from hawkwatch.store.appender import AppenderFile
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 FLUSH_INTERVAL_S: Final = 15 * 60.0
 DRAIN_TIMEOUT_S: Final = 5.0

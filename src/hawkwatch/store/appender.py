@@ -31,24 +31,25 @@ then ``drop_notice`` may append one line saying how many were lost.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import struct
 import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, NamedTuple
 
+import msgspec
+
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.errors import StoreError
 from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
 from hawkwatch.store._buffer_file import map_buffer, open_regular
 from hawkwatch.store.files import read_regular
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 BUFFER_SIZE: Final = 153_600
 """Size of every ``.mmap2`` file (MTAppenderFile's ``kBufferBlockLength``)."""
@@ -77,8 +78,7 @@ class AppenderContent(NamedTuple):
     skipped: list[Skipped]
 
 
-@dataclass
-class Dropped:
+class Dropped(msgspec.Struct):
     """Lines lost because ``.mtlog`` could not be written: how many, and the first cause."""
 
     lines: int = 0

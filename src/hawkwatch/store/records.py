@@ -19,7 +19,6 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -149,8 +148,7 @@ def _check_name(field: str, text: str) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class RecordsRead:
+class RecordsRead(msgspec.Struct, frozen=True):
     """Records read back in stored order, and the lines that could not be used."""
 
     records: list[Record]

@@ -15,7 +15,6 @@ session whose process is still alive is never removed.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import re
@@ -26,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch._version import __version__
 from hawkwatch.errors import NotASessionError, StoreError
 from hawkwatch.home import hawkwatch_home
@@ -33,7 +33,7 @@ from hawkwatch.store._process import is_same_process_alive, process_start_time
 from hawkwatch.store.files import read_regular
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 METADATA_NAME: Final = "session.json"
 METADATA_FORMAT: Final = "hawkwatch-session"

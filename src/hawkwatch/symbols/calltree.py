@@ -10,7 +10,8 @@ image or no debug file stay addresses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+
+import msgspec
 
 from hawkwatch.model.crash import CrashFrame, CrashImage, CrashReport
 from hawkwatch.model.profile import CallNode
@@ -34,13 +35,13 @@ def _node(node: CallNode, lookup: CrashReport, symbolicator: Symbolicator) -> Ca
     children = tuple(_node(child, lookup, symbolicator) for child in node.children)
     frame = node.frame
     if not isinstance(frame, int):
-        return replace(node, children=children)
+        return msgspec.structs.replace(node, children=children)
     image = lookup.image_for(CrashFrame(frame))
     if image is None:
-        return replace(node, children=children)
+        return msgspec.structs.replace(node, children=children)
     found = symbolicator.locations(image, frame, caller=bool(node.children), arch=lookup.arch)
     if not found:
-        return replace(node, children=children)
+        return msgspec.structs.replace(node, children=children)
     # found is innermost first: build the chain from the inside out, the outermost on top
     for location in found:
         named = PyFrame(location.symbol, location.file or "", location.line or 0, image.name)

@@ -228,13 +228,12 @@ def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path
     )
     agent = current_agent()
     assert agent is not None and agent.context is not None
-    import dataclasses
+    import msgspec
 
-    config = dataclasses.replace(
-        agent.context.config,
+    config = agent.context.config.replace(
         profiler=ProfilerConfig(enabled=True, rate_hz=250, window_s=3600),
     )
-    ctx = dataclasses.replace(agent.context, config=config)
+    ctx = msgspec.structs.replace(agent.context, config=config)
     monitor = ProfilerMonitor(Recording(lambda: 0.5))
     monitor.start(ctx)
     try:

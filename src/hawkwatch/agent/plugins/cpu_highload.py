@@ -31,8 +31,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import ClassVar
+
+import msgspec
 
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.sampling import IntervalDraw
@@ -56,8 +57,7 @@ CLOCK: Callable[[], float] = time.monotonic
 PROCESS_CPU: Callable[[], float] = time.process_time
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadReading:
+class ThreadReading(msgspec.Struct, frozen=True):
     """A thread's CPU seconds used since the previous check."""
 
     native_id: int
@@ -66,16 +66,15 @@ class ThreadReading:
     cpu_delta_s: float
 
 
-@dataclass
-class Episode:
+class Episode(msgspec.Struct):
     """An episode in progress: start, usage sum, merged samples, CPU per thread."""
 
     start_unix: float
     last_unix: float
     usage_sum: float = 0.0
     checks: int = 0
-    stacks: dict[Stack, int] = field(default_factory=dict)
-    thread_cpu: dict[tuple[int, str], float] = field(default_factory=dict)
+    stacks: dict[Stack, int] = msgspec.field(default_factory=dict)
+    thread_cpu: dict[tuple[int, str], float] = msgspec.field(default_factory=dict)
     written_at: float = 0.0
 
     @property

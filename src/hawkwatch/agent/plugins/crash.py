@@ -25,8 +25,8 @@ from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent import crash_evidence as ev
 from hawkwatch.agent.crash_capture import build_crash, minimal_crash
 from hawkwatch.agent.crash_hooks import CrashHooks
-from hawkwatch.agent.crash_recovery import FAULT_NAME, finish_earlier_sessions
 from hawkwatch.agent.monitor import AgentContext
+from hawkwatch.agent.runtime import report_error
 from hawkwatch.model.records import Crash, MemoryLevel
 from hawkwatch.model.records.crash import MEMORY_LEVELS
 
@@ -43,6 +43,7 @@ class CrashMonitor:
         self._level = 0
         self._limit: tuple[int, str] | None = None
         self._reader: Any = None
+        self._earlier_due = False
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -56,10 +57,28 @@ class CrashMonitor:
             self._enable_faulthandler(ctx)
         breadcrumbs.tap_logging()
         self._hooks.install()
-        if config.classify_earlier:
-            finish_earlier_sessions(ctx.session)
+        # Earlier sessions are classified on the scheduler thread, or at stop if the process
+        # ends first; under ``hawkwatch run`` the supervisor does it while the program runs.
+        self._earlier_due = config.classify_earlier and not ctx.is_supervised
+        if self._earlier_due and ctx.once is not None:
+            ctx.once(self.finish_earlier, self)
+        elif self._earlier_due:
+            self.finish_earlier()
         if config.memory_levels:
             self._start_memory_levels(ctx)
+
+    def finish_earlier(self) -> None:
+        """Classify how earlier sessions' processes ended (once; never raises)."""
+        ctx = self._ctx
+        if ctx is None or not self._earlier_due:
+            return
+        self._earlier_due = False
+        try:
+            from hawkwatch.agent.crash_recovery import finish_earlier_sessions
+
+            finish_earlier_sessions(ctx.session)
+        except Exception as exc:
+            report_error(self.name, "classify-earlier", exc)
 
     def _enable_faulthandler(self, ctx: AgentContext) -> None:
         if faulthandler.is_enabled():  # the app's (or another tool's): leave it alone
@@ -67,10 +86,11 @@ class CrashMonitor:
             metadata["crash"] = {"faulthandler": "enabled by the app; fatal signals not recorded"}
             ctx.session.write_metadata(metadata)
             return
-        self._fault_file = open(ctx.session.path / FAULT_NAME, "wb")  # noqa: SIM115 - held open
+        self._fault_file = open(ctx.session.path / ev.FAULT_NAME, "wb")  # noqa: SIM115 - held open
         faulthandler.enable(self._fault_file, all_threads=True)
 
     def stop(self) -> None:
+        self.finish_earlier()  # if the scheduler never got to it
         self._hooks.uninstall()
         breadcrumbs.untap_logging()
         f, self._fault_file = self._fault_file, None
@@ -80,7 +100,7 @@ class CrashMonitor:
             f.close()
             if empty and self._ctx is not None:
                 with contextlib.suppress(OSError):
-                    (self._ctx.session.path / FAULT_NAME).unlink()
+                    (self._ctx.session.path / ev.FAULT_NAME).unlink()
         self._ctx = None
 
     def after_fork_child(self) -> None:

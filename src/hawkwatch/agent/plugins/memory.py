@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import tracemalloc
 from collections import deque
 from collections.abc import Callable
 from types import FrameType
@@ -153,6 +152,8 @@ class MemoryMonitor:
             return
         if self._tracer is None:
             return
+        import tracemalloc  # only once tracing: not at every start
+
         if not tracemalloc.is_tracing():  # the app stopped tracemalloc: its call, not ours
             self._stop_tracing("stopped-by-app")
         elif (

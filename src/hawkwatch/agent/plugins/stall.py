@@ -86,7 +86,7 @@ class StallMonitor:
         self._next_full = 2
         self._step = 1
         self._last_full_key = ""
-        self._library_prefixes: tuple[str, ...] = ()
+        self._library_prefixes: tuple[str, ...] | None = None  # at the first stall
         self._paused = False
         self._draw = IntervalDraw()
 
@@ -116,7 +116,7 @@ class StallMonitor:
         self.sample_interval = min(config.sample_interval_s, self.interval)
         self.ring_size = config.ring_size
         self.max_frames = config.max_frames
-        self._library_prefixes = library_prefixes()
+        self._library_prefixes = None
 
     def _start_thread(self) -> None:
         self._stop.clear()
@@ -497,4 +497,7 @@ class StallMonitor:
             self._finish(episode, when, unfinished=True)
 
     def _is_library(self, path: str) -> bool:
-        return path.startswith(self._library_prefixes)
+        prefixes = self._library_prefixes
+        if prefixes is None:  # sysconfig's paths cost ~4 ms: found at the first stall, not start
+            prefixes = self._library_prefixes = library_prefixes()
+        return path.startswith(prefixes)

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import json
-import logging
 import os
 import stat
 import threading
@@ -42,7 +41,7 @@ from typing import IO, Any, Final
 
 import msgspec
 
-from hawkwatch.analysis.stall import parse_faulthandler
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.model.records import HangKill, StackFrame
 from hawkwatch.model.records.stall import frames_of
 from hawkwatch.model.stack import Stack
@@ -50,7 +49,7 @@ from hawkwatch.store import Session, list_sessions
 from hawkwatch.store._files import read_regular, read_regular_text
 from hawkwatch.store._process import is_same_process_alive
 
-log = logging.getLogger(__name__)
+log = lazy_logger(__name__)
 
 BACKSTOP_NAME: Final = "stall-backstop.txt"
 WATCHED_NAME: Final = "stall-watched.json"
@@ -180,6 +179,8 @@ class Backstop:
         text = f.read().decode("utf-8", "replace")
         f.truncate(0)
         self.armed = False  # it fired: the next check arms it again
+        from hawkwatch.analysis.stall import parse_faulthandler
+
         return self.armed_wall + self.timeout, parse_faulthandler(text)
 
     def close(self, *, remove_if_empty: bool) -> None:
@@ -336,6 +337,8 @@ def _claim_dump(path: Path) -> tuple[float, dict[int, Stack]] | None:
         when = claimed.stat().st_mtime
     except OSError:
         return None
+    from hawkwatch.analysis.stall import parse_faulthandler  # only with a dump to read
+
     return when, parse_faulthandler(text)
 
 

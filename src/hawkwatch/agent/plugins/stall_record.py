@@ -16,7 +16,6 @@ usual merge — sum durations, concatenate stacks — gives the whole), or go to
 from __future__ import annotations
 
 import os
-import sysconfig
 import threading
 import time
 from collections import deque
@@ -291,6 +290,8 @@ def thread_count() -> int:
 
 def library_prefixes() -> tuple[str, ...]:
     """Where the standard library, installed packages and hawkwatch itself live."""
+    import sysconfig
+
     paths = sysconfig.get_paths()
     found = {
         os.path.join(paths[name], "")

@@ -16,15 +16,15 @@ must reach the threshold (``needed``), not half of it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+import msgspec
 
 from hawkwatch.config import StallConfig
 
 ASYNCIO = "asyncio"
 
 
-@dataclass(frozen=True, slots=True)
-class Thresholds:
+class Thresholds(msgspec.Struct, frozen=True):
     """Thresholds and ping intervals by kind of loop (``Target.kind``), in seconds."""
 
     others: float

@@ -18,8 +18,9 @@ type"; ``tests/model/test_records_docs.py`` checks both). ``encode_value()`` giv
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Final, NamedTuple, TypeVar
+
+import msgspec
 
 from hawkwatch.model.record import Record
 from hawkwatch.model.records._codec import (
@@ -134,17 +135,16 @@ def decode(record: Record) -> TypedRecord | Record:
     return record if kind is None else kind.from_record(record)
 
 
-@dataclass
-class DecodedRecords:
+class DecodedRecords(msgspec.Struct):
     """A session's records decoded: typed by collection, raw where untyped, and the rejects.
 
     Typed records keep their keys (``keyed``): a few collections need them (``anr`` parts,
     the episode a ``cpu-highload-stackframe`` belongs to).
     """
 
-    typed: dict[str, list[tuple[str, TypedRecord]]] = field(default_factory=dict)
-    raw: dict[str, list[Record]] = field(default_factory=dict)
-    rejected: list[Rejected] = field(default_factory=list)
+    typed: dict[str, list[tuple[str, TypedRecord]]] = msgspec.field(default_factory=dict)
+    raw: dict[str, list[Record]] = msgspec.field(default_factory=dict)
+    rejected: list[Rejected] = msgspec.field(default_factory=list)
 
     def of(self, kind: type[T]) -> list[T]:
         """Decoded records of ``kind``'s collection, in stored order."""

@@ -11,7 +11,6 @@ split into parts ``<t>_0``, ``<t>_1``, … (later parts: more ``stacks``, ``dura
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
 import msgspec
@@ -144,8 +143,7 @@ class Anr(JsonRecord, kw_only=True, frozen=True):
         return f"{time_key(self.start_from)}_0"
 
 
-@dataclass(frozen=True, slots=True)
-class AnrStall:
+class AnrStall(msgspec.Struct, frozen=True):
     """One stall with its parts merged: ``head`` is the first part, ``stacks`` all samples."""
 
     key: str
