@@ -18,19 +18,25 @@ pytestmark = pytest.mark.usefixtures("stopped_agent")
 
 def test_a_full_collection_over_the_threshold_is_recorded(hawkwatch_home: Path) -> None:
     hawkwatch.start(gc_threshold_ms=0.0, resources_enabled=False, imports_enabled=False)
-    garbage = []
-    for _ in range(50_000):  # reference cycles the collector must find
-        node: list[object] = []
-        node.append(node)
-        garbage.append(node)
-    del garbage, node
+    # no automatic collection (an agent thread's allocations can start one) takes any of the
+    # cycles before the explicit one: it must find all of them
+    gc.disable()
+    try:
+        garbage = []
+        for _ in range(50_000):  # reference cycles the collector must find
+            node: list[object] = []
+            node.append(node)
+            garbage.append(node)
+        del garbage, node
 
-    def collect_in_thread() -> None:
-        gc.collect()
+        def collect_in_thread() -> None:
+            gc.collect()
 
-    worker = threading.Thread(target=collect_in_thread, name="collector-thread")
-    worker.start()
-    worker.join()
+        worker = threading.Thread(target=collect_in_thread, name="collector-thread")
+        worker.start()
+        worker.join()
+    finally:
+        gc.enable()
 
     assert wait_for(lambda: agent_records(c.GC_PAUSE))
     pauses = [json.loads(r.value) for r in agent_records(c.GC_PAUSE)]
