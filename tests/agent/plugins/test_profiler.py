@@ -259,7 +259,7 @@ def test_beside_py_spy_a_fixed_rate_is_py_spys_and_the_in_process_sampler_keeps_
 ) -> None:
     """At a fixed 250 Hz alone the sampler waits 1/250 s; beside py-spy it adapts to its budget
     share instead, so no wait is shorter than 1/max_rate_hz and the session says no fixed rate."""
-    import dataclasses
+    import msgspec
 
     from hawkwatch.agent.sampling import IntervalDraw
     from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR
@@ -277,11 +277,10 @@ def test_beside_py_spy_a_fixed_rate_is_py_spys_and_the_in_process_sampler_keeps_
     agent = current_agent()
     assert agent is not None and agent.context is not None
     monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
-    config = dataclasses.replace(
-        agent.context.config,
+    config = agent.context.config.replace(
         profiler=ProfilerConfig(enabled=True, rate_hz=250, max_rate_hz=100, window_s=3600),
     )
-    ctx = dataclasses.replace(agent.context, config=config)
+    ctx = msgspec.structs.replace(agent.context, config=config)
     monitor = ProfilerMonitor(Recording(lambda: 0.5))
     monitor.start(ctx)
     try:
