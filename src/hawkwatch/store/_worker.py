@@ -42,6 +42,7 @@ class _Worker:
         self.thread: threading.Thread | None = None
         self.start_lock = threading.Lock()
         self.stopping = False
+        self.shut_out = False  # the interpreter is finalizing: no thread can start any more
         self.pid = os.getpid()
 
     def ensure_running(self) -> None:
@@ -61,11 +62,42 @@ class _Worker:
             thread = self.thread
             if (thread is not None and thread.is_alive()) or self.stopping:
                 return  # running, or paused for a fork (restarted right after it)
-            thread = threading.Thread(target=self._run, name="hawkwatch-store", daemon=True)
-            self.thread = thread
-            thread.start()
+            previous, self.thread = thread, threading.Thread(
+                target=self._run, name="hawkwatch-store", daemon=True
+            )
+            try:
+                self.thread.start()
+            except RuntimeError:  # "can't create new thread at interpreter shutdown" (3.12+)
+                self.thread = previous
+                self.shut_out = True
         finally:
             self.start_lock.release()
+
+    def work_inline(self) -> None:
+        """At interpreter shutdown, where 3.12+ starts no thread: do the queued work here.
+
+        Never waits for an appender that an outer frame of this thread may hold (a ``gc``
+        callback or finalizer writing at exit): such a line stays queued for the next call.
+        Flush requests are dropped: a full buffer flushes itself, ``flush_all_at_exit`` flushes
+        the rest, and the buffer is a file that outlives the process anyway.
+        """
+        kept: list[_Request] = []
+        while True:
+            try:
+                request = self.queue.get_nowait()
+            except queue.Empty:
+                break
+            action, appender, payload = request
+            if action == "append" and appender is not None and isinstance(payload, bytes):
+                try:
+                    if not appender.try_append_encoded(payload):
+                        kept.append(request)
+                except Exception:
+                    log.exception("hawkwatch store: a write at exit failed")
+            elif action == "drain" and isinstance(payload, threading.Event):
+                payload.set()
+        for request in kept:
+            self.queue.put(request)
 
     def stop_for_fork(self) -> None:
         """Stop the thread before ``fork()``, leaving queued work for after the fork.
@@ -140,19 +172,25 @@ def unregister(appender: AppenderFile) -> None:
 def request_flush(appender: AppenderFile) -> None:
     """Ask the background thread to flush ``appender``; never blocks."""
     _state.ensure_running()
-    _state.queue.put(("flush", appender, None))
+    if not _state.shut_out:
+        _state.queue.put(("flush", appender, None))
 
 
 def submit_append(appender: AppenderFile, data: bytes) -> None:
     """Queue an encoded line for ``appender``; never blocks, safe from callbacks."""
     _state.ensure_running()
     _state.queue.put(("append", appender, data))
+    if _state.shut_out:
+        _state.work_inline()
 
 
 def drain(timeout_s: float = DRAIN_TIMEOUT_S) -> bool:
     """Wait until everything queued before this call has been written. False on timeout."""
     if _state.pid != os.getpid():
         after_fork_in_child()
+    if _state.shut_out:
+        _state.work_inline()
+        return _state.queue.empty()
     if _state.thread is None:
         return True  # nothing was ever queued
     if threading.current_thread() is _state.thread:
