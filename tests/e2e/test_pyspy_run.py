@@ -92,9 +92,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory):
         "-c", "profiler.rate_hz=100",
         "-c", "profiler.window_s=2",
         "-c", "cpu.highload_min_duration_s=1",
-        # a bar any running program clears: on a machine at load 15 the burn gets a tenth of a
-        # core, and the episode must exist whatever the load (this test is about its tree)
-        "-c", "cpu.highload_threshold=0.02",
+        # a low bar: the episode must exist even when a loaded machine gives the burn little CPU
+        "-c", "cpu.highload_threshold=0.2",
         "-c", "cpu.check_interval_s=0.2",
         "-c", "cpu.check_interval_busy_s=0.25",
         "--", sys.executable, str(app), str(execd),
