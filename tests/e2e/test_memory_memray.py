@@ -28,16 +28,27 @@ from memory_native_leak import run_rounds
 run_rounds(100)  # a fixed amount of work: what is recorded does not depend on speed
 """
 
+# Under tracemalloc the same work, then more for as long as the tracer needs to see every leak
+# grow several times (it snapshots about once a second): a fast machine did the 100 rounds in
+# 4 s, three snapshots, too few to call any site a suspect (memray reads moments of its own
+# capture instead, whatever the run's length).
+TRACEMALLOC_APP = APP + """
+import time
+started = time.monotonic()
+while time.monotonic() - started < 6.0:
+    run_rounds(10)
+"""
+
 PYTHON_LEAKS = {"leak_cache", "leak_registry", "leak_callback"}
 TWINS = {"bounded_cache", "cleared_list", "used_callback", "churn", "pruned_sqlite"}
 
 
-def run_app(tmp_path_factory: pytest.TempPathFactory, *flags: str) -> Runner:
+def run_app(tmp_path_factory: pytest.TempPathFactory, *flags: str, app: str = APP) -> Runner:
     base = tmp_path_factory.mktemp("memray")
     work = base / "work"
     work.mkdir()
     runner = Runner(home=base / "home", cwd=work)
-    runner.script("app.py", APP)
+    runner.script("app.py", app)
     done = runner.hawkwatch(
         "run", *flags, "-o", "memory.snapshot_interval_s=0.3", "--", sys.executable, "app.py",
         timeout=400,
@@ -137,7 +148,7 @@ def test_tracemalloc_does_not_see_the_c_leak(
         for leak in memory_json(memray_session)["leaks"]  # type: ignore[union-attr]
         if app_function(leak) == "leak_sqlite"
     )
-    runner = run_app(tmp_path_factory, "--memory")
+    runner = run_app(tmp_path_factory, "--memory", app=TRACEMALLOC_APP)
     leaks = memory_json(runner)["leaks"]
     assert isinstance(leaks, list)
     functions = [app_function(leak) for leak in leaks]
