@@ -28,15 +28,20 @@ from memory_native_leak import run_rounds
 run_rounds(100)  # a fixed amount of work: what is recorded does not depend on speed
 """
 
-# Under tracemalloc the same work, then more for as long as the tracer needs to see every leak
-# grow several times (it snapshots about once a second): a fast machine did the 100 rounds in
-# 4 s, three snapshots, too few to call any site a suspect (memray reads moments of its own
-# capture instead, whatever the run's length).
-TRACEMALLOC_APP = APP + """
-import time
-started = time.monotonic()
-while time.monotonic() - started < 6.0:
-    run_rounds(10)
+# Under tracemalloc at least the same work, and more for as long as the tracer needs to see
+# every leak grow several times (it snapshots about once a second): a fast machine did the 100
+# rounds in 4 s, three snapshots, too few to call any site a suspect (memray reads moments of its
+# own capture instead, whatever the run's length). One call site for every round: a suspect is
+# a whole stack, and a second caller would split each leak into two stacks growing half the time.
+TRACEMALLOC_APP = f"""
+import sys, time
+sys.path.insert(0, {str(EXAMPLES)!r})
+from memory_native_leak import run_rounds
+
+started, done = time.monotonic(), 0
+while done < 100 or time.monotonic() - started < 10.0:
+    run_rounds(1)
+    done += 1
 """
 
 PYTHON_LEAKS = {"leak_cache", "leak_registry", "leak_callback"}
