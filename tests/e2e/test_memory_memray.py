@@ -55,7 +55,7 @@ def run_app(tmp_path_factory: pytest.TempPathFactory, *flags: str, app: str = AP
     runner = Runner(home=base / "home", cwd=work)
     runner.script("app.py", app)
     done = runner.hawkwatch(
-        "run", *flags, "-o", "memory.snapshot_interval_s=0.3", "--", sys.executable, "app.py",
+        "run", *flags, "-c", "memory.snapshot_interval_s=0.3", "--", sys.executable, "app.py",
         timeout=400,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
