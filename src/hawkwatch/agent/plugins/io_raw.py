@@ -98,16 +98,26 @@ def account(  # noqa: PLR0917 - one call per op: positional is cheapest
     else:
         s.writes += 1
     if _track_runs:  # only the small-buffer gate needs continual runs off the loop thread
-        run = s.run_ns + cost if t0 - s.last_end_ns < _gap_ns else cost
-        s.run_ns = run
-        if run > s.max_run_ns:
-            s.max_run_ns = run
-        s.last_end_ns = t1
-    events = _modules.get("asyncio.events")
-    if (events is not None and events._get_running_loop() is not None) or (
-        io_threads.loop_ids and _get_ident() in io_threads.loop_ids
-    ):
+        _continual_run(s, cost, t0, t1)
+    if _on_loop_thread():
         _account_loop(s, owner, cost, done, t0, t1)
+
+
+def _continual_run(s: FileStats, cost: int, t0: int, t1: int) -> None:
+    """Extend the file's run of ops less than the gap apart, or start a new one."""
+    run = s.run_ns + cost if t0 - s.last_end_ns < _gap_ns else cost
+    s.run_ns = run
+    if run > s.max_run_ns:
+        s.max_run_ns = run
+    s.last_end_ns = t1
+
+
+def _on_loop_thread() -> bool:
+    """Whether this thread runs an asyncio loop now, or the app marked it as a loop thread."""
+    events = _modules.get("asyncio.events")
+    return (events is not None and events._get_running_loop() is not None) or bool(
+        io_threads.loop_ids and _get_ident() in io_threads.loop_ids
+    )
 
 
 def _account_loop(  # noqa: PLR0917 - as account()
@@ -285,15 +295,8 @@ class CanaryFileIO(io.FileIO):
                 self._hw_path, self._hw_thread, self._hw_stack, self._hw_owner
             )
         if _track_runs:  # only the small-buffer gate needs continual runs off the loop thread
-            run = more.run_ns + cost if t0 - more.last_end_ns < _gap_ns else cost
-            more.run_ns = run
-            if run > more.max_run_ns:
-                more.max_run_ns = run
-            more.last_end_ns = t1
-        events = _modules.get("asyncio.events")
-        if (events is not None and events._get_running_loop() is not None) or (
-            io_threads.loop_ids and _get_ident() in io_threads.loop_ids
-        ):
+            _continual_run(more, cost, t0, t1)
+        if _on_loop_thread():
             _account_loop(self._hw_sync(more), self._hw_owner, cost, done, t0, t1)
 
     def _hw_sync(self, into: FileStats) -> FileStats:
