@@ -11,6 +11,7 @@ import pytest
 import hawkwatch
 from hawkwatch.agent import current_agent
 from hawkwatch.agent.plugins.profiler import ProfilerMonitor, Sampler, Window
+from hawkwatch.agent.runtime import Agent
 from hawkwatch.analysis.calltree import build_profile_tree, frame_proportions
 from hawkwatch.config import ProfilerConfig
 from hawkwatch.formats.cpu_profile import read_profiles
@@ -212,8 +213,11 @@ def test_the_windows_fast_interning_matches_stacktable_add_of_frame_stack(depth:
     assert window.max_depth_hit == (2 if depth >= 128 else 0)
 
 
-def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path) -> None:
-    """The sampler thread asks its draw for every wait, with the period the rate sets."""
+def _first_waits(config: ProfilerConfig) -> tuple[list[float], Agent]:
+    """The means the profiler thread asks its draw for in its first five waits, under
+    ``config``, and the agent it ran in."""
+    import msgspec
+
     from hawkwatch.agent.sampling import IntervalDraw
 
     asked: list[float] = []
@@ -228,19 +232,22 @@ def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path
     )
     agent = current_agent()
     assert agent is not None and agent.context is not None
-    import msgspec
-
-    config = agent.context.config.replace(
-        profiler=ProfilerConfig(enabled=True, rate_hz=250, window_s=3600),
+    ctx = msgspec.structs.replace(
+        agent.context, config=agent.context.config.replace(profiler=config)
     )
-    ctx = msgspec.structs.replace(agent.context, config=config)
     monitor = ProfilerMonitor(Recording(lambda: 0.5))
     monitor.start(ctx)
     try:
         assert wait_for(lambda: len(asked) >= 5)
     finally:
         monitor.stop()
-    assert asked[:5] == [pytest.approx(1 / 250)] * 5
+    return asked[:5], agent
+
+
+def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path) -> None:
+    """The sampler thread asks its draw for every wait, with the period the rate sets."""
+    asked, _ = _first_waits(ProfilerConfig(enabled=True, rate_hz=250, window_s=3600))
+    assert asked == [pytest.approx(1 / 250)] * 5
 
 
 def test_beside_py_spy_the_in_process_sampler_keeps_a_fifth_of_the_budget(
@@ -259,33 +266,11 @@ def test_beside_py_spy_a_fixed_rate_is_py_spys_and_the_in_process_sampler_keeps_
 ) -> None:
     """At a fixed 250 Hz alone the sampler waits 1/250 s; beside py-spy it adapts to its budget
     share instead, so no wait is shorter than 1/max_rate_hz and the session says no fixed rate."""
-    import msgspec
-
-    from hawkwatch.agent.sampling import IntervalDraw
     from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR
 
-    asked: list[float] = []
-
-    class Recording(IntervalDraw):
-        def exponential(self, mean: float) -> float:
-            asked.append(mean)
-            return super().exponential(mean)
-
-    hawkwatch.start(
-        profiler_enabled=False, resources_enabled=False, imports_enabled=False, cpu_enabled=False
-    )
-    agent = current_agent()
-    assert agent is not None and agent.context is not None
     monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
-    config = agent.context.config.replace(
-        profiler=ProfilerConfig(enabled=True, rate_hz=250, max_rate_hz=100, window_s=3600),
+    asked, agent = _first_waits(
+        ProfilerConfig(enabled=True, rate_hz=250, max_rate_hz=100, window_s=3600)
     )
-    ctx = msgspec.structs.replace(agent.context, config=config)
-    monitor = ProfilerMonitor(Recording(lambda: 0.5))
-    monitor.start(ctx)
-    try:
-        assert wait_for(lambda: len(asked) >= 5)
-    finally:
-        monitor.stop()
-    assert all(mean >= 1 / 100 for mean in asked[:5])
+    assert all(mean >= 1 / 100 for mean in asked)
     assert agent.session.metadata["profiler"]["rate_hz"] == 0.0
