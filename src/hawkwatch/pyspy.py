@@ -155,13 +155,15 @@ def cpu_weighted(
         used = cpu_s.get(key[1])
         total = sum(stacks.values())
         earned = total if used is None else min(total, round(used * rate_hz))
-        weighted[key] = stacks if earned == total else _scaled(stacks, earned, total)
+        weighted[key] = stacks if earned == total else scaled(stacks, earned, total)
     return _by_pid(weighted)
 
 
-def _scaled(
-    stacks: dict[tuple[PyFrame, ...], int], earned: int, total: int
+def scaled(
+    stacks: Mapping[tuple[PyFrame, ...], int], earned: int, total: int
 ) -> dict[tuple[PyFrame, ...], int]:
+    """``stacks`` (``total`` samples) cut to ``earned`` samples in proportion, the rounding
+    going to the largest remainders, so the counts add up to ``earned`` exactly."""
     exact = {stack: count * earned / total for stack, count in stacks.items()}
     scaled = {stack: int(value) for stack, value in exact.items()}
     left = earned - sum(scaled.values())

@@ -90,7 +90,6 @@ def ran(tmp_path_factory: pytest.TempPathFactory):
         "run", "--profile", "--children",  # the exec'd program records too
         "-c", "profiler.engine=py-spy",
         "-c", "profiler.rate_hz=100",
-        "-c", "profiler.window_s=1",  # windows short enough that some lie mostly inside the episode
         "-c", "cpu.highload_min_duration_s=1",
         # a low bar: the episode must exist even when a loaded machine gives the burn little CPU
         "-c", "cpu.highload_threshold=0.2",
