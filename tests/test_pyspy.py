@@ -59,7 +59,7 @@ def test_a_window_is_a_cpu_only_profile_that_says_py_spy_made_it() -> None:
     assert CpuProfile.from_record(older).to_profile().sampler == "in-process"
 
 
-def test_an_episode_tree_takes_each_overlapping_window_in_proportion_without_thread_frames() -> None:
+def test_an_episode_tree_takes_each_overlapping_window_in_proportion_minus_thread_frames() -> None:
     stacks = parse_raw(RAW, root_pid=101)[101]
     inside = window_profile(stacks, 1000.0, 2.0, 100.0)
     half_out = window_profile({(SPIN, thread_frame("MainThread")): 9}, 1001.6, 2.0, 100.0)
