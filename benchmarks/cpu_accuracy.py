@@ -1,7 +1,7 @@
 """How accurately hawkwatch attributes CPU on periodic work, with py-spy on the same runs.
 
 Run: python benchmarks/cpu_accuracy.py [--runs 10] [--seconds auto|S] [--se 1.0]
-         [--cases all|NAME,...]
+         [--cases all|NAME,...] [--peer nonblocking|blocking]
 
 ``workloads/periodic_split.py`` alternates ``f`` and ``g`` in strictly periodic cycles (periods
 1–20 ms, several splits, one case with two busy threads sharing the GIL): the worst case for a
@@ -17,7 +17,13 @@ profiler.rate_hz=100``, so one run yields
   to its budget share, so ``profiler.budget=0.3`` here lets that share pay for 100 Hz),
 
 and attaches a separate ``py-spy record --pid … --rate 100 --nonblocking`` (the peer: blocking
-mode would fight hawkwatch's py-spy over ptrace) before the work starts. Per tool and thread:
+mode would fight hawkwatch's py-spy over ptrace) before the work starts. ``--peer blocking``
+instead runs the workload a second time per run, under ``hawkwatch run`` without the profiler,
+with a pausing ``py-spy record`` attached (each tool's error is against its own run's truth):
+it tells a fault of pausing py-spy (shared by the peer) from one of hawkwatch's engine (its
+windows, the cut to ``schedstat``, the in-process sampler beside it), which the nonblocking
+peer cannot — the peer that stayed within 2.4 points at loads of 16–23 was the nonblocking one.
+Per tool and thread:
 ``f`` as a share of the thread's ``f`` + ``g`` samples, its error against the truth in
 percentage points, and the share's binomial 95 % interval at its sample count.
 
@@ -64,7 +70,7 @@ CASES: dict[str, tuple[float, float, float | None]] = {
     "7ms-2threads-30/70+80/20": (7.0, 0.3, 0.8),
 }
 RATE_HZ = 100.0
-TOOLS = ("hawkwatch py-spy", "hawkwatch in-proc", "py-spy peer (nonblocking)")
+TOOLS = ["hawkwatch py-spy", "hawkwatch in-proc", "py-spy peer (nonblocking)"]
 
 
 def f_share(stacks: Iterable[tuple[Sequence[str], int]], thread: str) -> tuple[float, int]:
@@ -90,7 +96,8 @@ def profile_paths(profiles: Sequence[Profile]) -> list[tuple[list[str], int]]:
     return found
 
 
-def one_run(case: tuple[float, float, float | None], seconds: float, work: Path, pyspy: str, options: Sequence[str] = ()) -> dict[str, dict[str, tuple[float, int]]]:  # noqa: E501
+def _workload(case: tuple[float, float, float | None], seconds: float, work: Path, profile: bool, options: Sequence[str]) -> tuple[subprocess.Popen[str], int, Path, Path]:  # noqa: E501
+    """The workload under ``hawkwatch run`` (``--profile`` or not), waiting for its go file."""
     period, split, split2 = case
     home = work / f"home-{time.monotonic_ns()}"
     go = work / "go"
@@ -101,44 +108,76 @@ def one_run(case: tuple[float, float, float | None], seconds: float, work: Path,
                 "--seconds", str(seconds), "--go-file", str(go)]  # fmt: skip
     if split2 is not None:
         workload += ["--split2", str(split2)]
-    command = [str(Path(sys.executable).with_name("hawkwatch")), "run", "--profile",
-               "-c", "profiler.rate_hz=100", "-c", "profiler.budget=0.3",
-               "-c", "resources.enabled=false",
+    profiled = ["--profile", "-c", "profiler.rate_hz=100", "-c", "profiler.budget=0.3"]
+    command = [str(Path(sys.executable).with_name("hawkwatch")), "run",
+               *(profiled if profile else []), "-c", "resources.enabled=false",
                "-c", "cpu.enabled=false", *(x for o in options for x in ("-c", o)),
                "--", *workload]  # fmt: skip
     app = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE, text=True)
     assert app.stdout is not None
     pid = json.loads(app.stdout.readline())["pid"]
-    raw = work / "peer.txt"
-    peer = subprocess.Popen(
-        [pyspy, "record", "--pid", str(pid), "--rate", "100", "--nonblocking", "--threads",
-         "--format", "raw", "-o", str(raw)],
+    return app, pid, home, go
+
+
+def _attach_peer(pyspy: str, pid: int, raw: Path, blocking: bool) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [pyspy, "record", "--pid", str(pid), "--rate", "100", "--threads", "--format", "raw",
+         "-o", str(raw), *([] if blocking else ["--nonblocking"])],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    time.sleep(1.0)  # both samplers attached before the work starts
+
+
+def _finish(app: subprocess.Popen[str], peer: subprocess.Popen[bytes] | None, go: Path) -> dict[str, dict[str, float]]:  # noqa: E501
+    time.sleep(1.0)  # the samplers attached before the work starts
     go.touch()
+    assert app.stdout is not None
     truth_line = app.stdout.read().strip().splitlines()[-1]
     app.wait()
-    peer.wait(timeout=60)
-    truth = json.loads(truth_line)
-    sessions = list_sessions(home / "sessions")
-    (session,) = sessions
-    profiles = read_profiles(session.path, session.records().records).value
-    peer_paths = [
+    if peer is not None:
+        peer.wait(timeout=60)
+    truth: dict[str, dict[str, float]] = json.loads(truth_line)
+    return truth
+
+
+def _peer_paths(raw: Path, pid: int) -> list[tuple[list[str], int]]:
+    return [
         ([s[-1].func.removeprefix("thread "), *(fr.func for fr in reversed(s[:-1]))], n)
         for stacks in parse_raw(raw.read_text(), pid).values()
         for s, n in stacks.items()
     ]
+
+
+def one_run(case: tuple[float, float, float | None], seconds: float, work: Path, pyspy: str, options: Sequence[str] = (), *, peer_blocking: bool = False) -> dict[str, dict[str, tuple[float, int]]]:  # noqa: E501
+    """One run of hawkwatch's samplers (and the nonblocking peer beside them); with
+    ``peer_blocking`` the peer samples a second run of its own, the profiler off (two pausing
+    py-spys would fight over ptrace). Shares per tool and thread, and each run's truth."""
+    app, pid, home, go = _workload(case, seconds, work, True, options)
+    raw = work / "peer.txt"
+    raw.unlink(missing_ok=True)
+    peer = None if peer_blocking else _attach_peer(pyspy, pid, raw, False)
+    truth = _finish(app, peer, go)
+    (session,) = list_sessions(home / "sessions")
+    profiles = read_profiles(session.path, session.records().records).value
     sources = {
         TOOLS[0]: profile_paths([p for p in profiles if p.sampler == PY_SPY]),
         TOOLS[1]: profile_paths([p for p in profiles if p.sampler == IN_PROCESS]),
-        TOOLS[2]: peer_paths,
     }
+    truths = {TOOLS[0]: truth, TOOLS[1]: truth}
+    if peer_blocking:
+        app, pid, home, go = _workload(case, seconds, work, False, options)
+        truths[TOOLS[2]] = _finish(app, _attach_peer(pyspy, pid, raw, True), go)
+    else:
+        truths[TOOLS[2]] = truth
+    sources[TOOLS[2]] = _peer_paths(raw, pid)
     result: dict[str, dict[str, tuple[float, int]]] = {"truth": {}}
     for thread, spent in truth.items():
         result["truth"][thread] = (spent["f"] / (spent["f"] + spent["g"]), 0)
     for tool, paths in sources.items():
+        spent_by = truths[tool]
         result[tool] = {thread: f_share(paths, thread) for thread in truth}
+        result[f"truth {tool}"] = {
+            t: (v["f"] / (v["f"] + v["g"]), 0) for t, v in spent_by.items()
+        }
     return result
 
 
@@ -162,7 +201,12 @@ def main() -> int:
     parser.add_argument("--cases", default="all")
     parser.add_argument("-c", dest="options", action="append", default=[],
                         help="extra hawkwatch option (diagnostics)")
+    parser.add_argument("--peer", choices=("nonblocking", "blocking"), default="nonblocking",
+                        help="the standalone py-spy: beside hawkwatch in the same run "
+                        "(nonblocking), or pausing like hawkwatch's on alternate runs of its own")
     args = parser.parse_args()
+    if args.peer == "blocking":
+        TOOLS[2] = "py-spy peer (blocking, alt. run)"
     pyspy = find_pyspy()
     if pyspy is None:
         print("cpu_accuracy: py-spy is missing: pip install -e '.[bench]'", file=sys.stderr)
@@ -181,13 +225,14 @@ def main() -> int:
             header = "  ".join(f"{t:>34}" for t in TOOLS)
             print(f"  {'run':>3} {'load':>4} {'thread':10} {'truth':>6}  {header}")
             for run in range(1, args.runs + 1):
-                result = one_run(CASES[name], seconds, Path(tmp), pyspy, args.options)
+                result = one_run(CASES[name], seconds, Path(tmp), pyspy, args.options,
+                                 peer_blocking=args.peer == "blocking")
                 load = os.getloadavg()[0]
                 for thread, (truth, _) in result["truth"].items():
                     cells = []
                     for tool in TOOLS:
                         share, samples = result[tool][thread]
-                        error = abs(share - truth) * 100
+                        error = abs(share - result[f"truth {tool}"][thread][0]) * 100
                         key = f"{name} | {tool}"
                         worst[key] = max(worst.get(key, 0.0), error)
                         errors.setdefault(tool, []).append(error)

@@ -29,9 +29,10 @@ Overhead (section 2): a driver runs the workload's body and reports its own wall
 rounds after a warm-up: ``plain`` (and ``aa``, the noise floor), ``hw-off`` (hawkwatch run,
 every monitor off: the baseline of the hawkwatch arms), ``hw-pyspy-100``/``hw-pyspy-budget``
 (only the profiler, py-spy engine at 100 Hz / at the default 1 % budget), ``hw-inproc-100``/
-``hw-inproc-budget`` (in-process engine), ``hw-pyspy-budget-block`` (py-spy pausing the
-program for each sample, ``profiler.pyspy_nonblocking=false``), and ``py-spy`` (py-spy record
-at 100 Hz, against ``plain``). Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
+``hw-inproc-budget`` (in-process engine), ``hw-pyspy-budget-nonblock`` (py-spy reading without
+pausing the program, ``profiler.pyspy_nonblocking=true``), and ``py-spy`` (py-spy record
+at 100 Hz, blocking, against ``plain``). A py-spy arm whose hawkwatch py-spy made no window
+stops the benchmark. Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ def run_hawkwatch(
                           check=False)  # fmt: skip
     if done.returncode not in (0, 1):
         raise SystemExit(f"{name} under hawkwatch failed: {done.stderr[-1500:]}")
+    engine_ran(home, f"{name} under hawkwatch")
     outside: Counter[str] = Counter()
     inside: Counter[str] = Counter()
     for session in list_sessions(home / "sessions"):
@@ -157,6 +159,15 @@ def run_pyspy(name: str, scale: float, work: Path, pyspy: str) -> Counter[str]:
         if pid != ROOT and pid not in supervisor:
             counts += self_shares(list(stacks.items()))
     return counts
+
+
+def engine_ran(home: Path, what: str) -> None:
+    """Stop when hawkwatch's py-spy made no window: its arm would measure nothing (a rate py-spy
+    refused once left the default-budget arm without py-spy, unnoticed)."""
+    notes = [s.metadata.get("profiler_outside") for s in list_sessions(home / "sessions")]
+    windows = sum(n.get("windows", 0) for n in notes if isinstance(n, dict))
+    if not windows:
+        raise SystemExit(f"{what}: hawkwatch's py-spy made no window: {notes}")
 
 
 def top(counts: Counter[str], n: int = 10) -> list[str]:
@@ -293,7 +304,7 @@ def agreement(
     return summary
 
 
-ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-budget-block",
+ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-budget-nonblock",
         "hw-inproc-100", "hw-inproc-budget", "py-spy")  # fmt: skip
 BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
 
@@ -304,8 +315,8 @@ def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> li
     profiled = {
         "hw-pyspy-100": ["--profile", "-cprofiler.engine=py-spy", "-cprofiler.rate_hz=100"],
         "hw-pyspy-budget": ["--profile", "-cprofiler.engine=py-spy"],
-        "hw-pyspy-budget-block": ["--profile", "-cprofiler.engine=py-spy",
-                                  "-cprofiler.pyspy_nonblocking=false"],
+        "hw-pyspy-budget-nonblock": ["--profile", "-cprofiler.engine=py-spy",
+                                     "-cprofiler.pyspy_nonblocking=true"],
         "hw-inproc-100": ["--profile", "-cprofiler.engine=in-process", "-cprofiler.rate_hz=100"],
         "hw-inproc-budget": ["--profile", "-cprofiler.engine=in-process"],
     }
@@ -331,10 +342,13 @@ def overhead(
                 shift = round_number % len(arms)
                 order = [*arms[shift:], *arms[:shift]]
                 for arm in order:
+                    home = work / f"home-{arm}-{round_number}"
                     done = subprocess.run(
                         arm_command(arm, name, scale, work, pyspy), cwd=REPO,
-                        env=_env(work / "home"), capture_output=True, text=True, check=False,
+                        env=_env(home), capture_output=True, text=True, check=False,
                     )  # fmt: skip
+                    if arm.startswith("hw-pyspy"):
+                        engine_ran(home, f"{arm} on {name}")
                     lines = [x for x in done.stdout.splitlines() if x.startswith('{"work_s"')]
                     if not lines:
                         raise SystemExit(f"{arm} on {name} failed: {done.stderr[-1500:]}")
@@ -343,7 +357,7 @@ def overhead(
                         times[arm].append((result["work_s"], result["work_cpu_s"]))
             print(f"\noverhead on {name} ({rounds} rounds, median of per-round ratios "
                   "[min … max]):")  # fmt: skip
-            print(f"  {'arm':18} {'vs':8} {'wall':>26} {'cpu':>26}")
+            print(f"  {'arm':24} {'vs':8} {'wall':>26} {'cpu':>26}")
             for arm in arms:
                 base = BASELINE.get(arm, "hw-off")
                 if arm == "plain" or base not in times:
@@ -354,7 +368,7 @@ def overhead(
                                                                         strict=True)]
                     cells.append(f"{statistics.median(ratios) * 100:+6.2f}% "
                                  f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]")
-                print(f"  {arm:18} {base:8} {cells[0]:>26} {cells[1]:>26}")
+                print(f"  {arm:24} {base:8} {cells[0]:>26} {cells[1]:>26}")
                 if arm != "hw-off":
                     summary.append(f"{name} {arm} wall {cells[0].split()[0]} cpu "
                                    f"{cells[1].split()[0]}")  # fmt: skip

@@ -59,21 +59,40 @@ def test_a_window_is_a_cpu_only_profile_that_says_py_spy_made_it() -> None:
     assert CpuProfile.from_record(older).to_profile().sampler == "in-process"
 
 
-def test_an_episode_tree_takes_the_windows_mostly_inside_it_without_thread_frames() -> None:
+def test_an_episode_tree_takes_each_overlapping_window_in_proportion_minus_thread_frames() -> None:
     stacks = parse_raw(RAW, root_pid=101)[101]
     inside = window_profile(stacks, 1000.0, 2.0, 100.0)
     half_out = window_profile({(SPIN, thread_frame("MainThread")): 9}, 1001.6, 2.0, 100.0)
     episode = HighLoadEpisode("1000.000000", 999.5, 3.0, 95.0)  # 999.5 … 1002.5
     tree = episode_tree(episode, [inside, half_out])
     assert tree is not None
-    (root,) = json.loads(tree)
-    assert root["frame"] == "<module> (/app/a.py:16)" and root["count"] == 100
+    roots = {root["frame"]: root["count"] for root in json.loads(tree)}
+    # the window inside counts whole; 0.9 s of the other's 2 s lie inside: 9 × 0.45 → 4
+    assert roots == {"<module> (/app/a.py:16)": 100, "spin (/app/a.py:11)": 4}
     assert episode_tree(HighLoadEpisode("0", 2000.0, 5.0, 90.0), [inside]) is None
+
+
+def test_a_short_episode_straddling_two_windows_gets_its_tree_from_both() -> None:
+    f_stack = (PyFrame("f", "/app/a.py", 4), SPIN, MODULE, thread_frame("MainThread"))
+    g_stack = (PyFrame("g", "/app/a.py", 8), SPIN, MODULE, thread_frame("MainThread"))
+    first = window_profile({f_stack: 150, g_stack: 50}, 1000.0, 2.0, 100.0)
+    second = window_profile({f_stack: 20, g_stack: 180}, 1002.0, 2.0, 100.0)
+    later = window_profile({f_stack: 200}, 1004.0, 2.0, 100.0)
+    # 1.5 s from 1001.4: 0.6 s of the first window (30 %), 0.9 s of the second (45 %)
+    tree = episode_tree(HighLoadEpisode("1001.400000", 1001.4, 1.5, 97.0), [first, second, later])
+    assert tree is not None, "no window lies mostly inside: the tree fell back to in-process"
+    (module,) = json.loads(tree)
+    assert module["count"] == 60 + 90
+    (spin,) = module["children"]
+    children = {node["frame"]: node["count"] for node in spin["children"]}
+    assert children == {"f (/app/a.py:4)": 45 + 9, "g (/app/a.py:8)": 15 + 81}
 
 
 def test_the_default_rate_is_what_the_budget_pays_for_within_the_limits() -> None:
     assert default_rate(0.1, 0.0, 100.0, 1.0) == 100.0
-    assert default_rate(0.0015, 0.0, 100.0, 1.0) == pytest.approx(10.0)
+    assert default_rate(0.0015, 0.0, 100.0, 1.0) == 10
+    assert default_rate(0.008, 0.0, 100.0, 1.0) == 53  # py-spy takes whole hertz only
+    assert default_rate(0.01, 37.4, 100.0, 1.0) == 37
     assert default_rate(0.0001, 0.0, 100.0, 2.0) == 2.0
     assert default_rate(0.01, 37.0, 100.0, 1.0) == 37.0
 
@@ -98,8 +117,6 @@ def test_thread_totals_are_cut_to_the_cpu_each_thread_used() -> None:
 
 
 def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
-    import pytest
-
     from hawkwatch.config import ProfilerConfig
     from hawkwatch.errors import ConfigError
     from hawkwatch.launcher import OutsideSampler
@@ -110,7 +127,7 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
     chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
     assert chosen is not None
-    assert chosen.options.rate_hz == pytest.approx(53.33, abs=0.01)  # 0.8 % at 150 µs a sample
+    assert chosen.options.rate_hz == 53  # 0.8 % at 150 µs a sample, whole hertz
     fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
     assert fixed is not None and fixed.options.rate_hz == 37
 

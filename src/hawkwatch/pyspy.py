@@ -31,7 +31,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -68,11 +68,13 @@ def find_pyspy() -> str | None:
     return str(beside) if beside.is_file() else None
 
 
-def default_rate(budget: float, fixed_hz: float, max_hz: float, min_hz: float) -> float:
-    """py-spy's rate: the fixed rate, else what the CPU budget pays for within the rate limits."""
+def default_rate(budget: float, fixed_hz: float, max_hz: float, min_hz: float) -> int:
+    """py-spy's rate: the fixed rate, else what the CPU budget pays for within the rate limits;
+    a whole number of hertz (at least 1), the only rates py-spy accepts (``--rate 53.3333`` is
+    an argument error, and the engine then never ran)."""
     if fixed_hz > 0:
-        return fixed_hz
-    return min(max(budget / COST_PER_SAMPLE_S, min_hz), max_hz)
+        return max(1, round(fixed_hz))
+    return max(1, round(min(max(budget / COST_PER_SAMPLE_S, min_hz), max_hz)))
 
 
 def parse_raw(
@@ -155,13 +157,15 @@ def cpu_weighted(
         used = cpu_s.get(key[1])
         total = sum(stacks.values())
         earned = total if used is None else min(total, round(used * rate_hz))
-        weighted[key] = stacks if earned == total else _scaled(stacks, earned, total)
+        weighted[key] = stacks if earned == total else scaled(stacks, earned, total)
     return _by_pid(weighted)
 
 
-def _scaled(
-    stacks: dict[tuple[PyFrame, ...], int], earned: int, total: int
+def scaled(
+    stacks: Mapping[tuple[PyFrame, ...], int], earned: int, total: int
 ) -> dict[tuple[PyFrame, ...], int]:
+    """``stacks`` (``total`` samples) cut to ``earned`` samples in proportion, the rounding
+    going to the largest remainders, so the counts add up to ``earned`` exactly."""
     exact = {stack: count * earned / total for stack, count in stacks.items()}
     scaled = {stack: int(value) for stack, value in exact.items()}
     left = earned - sum(scaled.values())
@@ -272,7 +276,8 @@ class Recorder:
 
     def _command(self, output: Path) -> list[str]:
         o = self.options
-        command = [o.executable, "record", "--pid", str(self.pid), "--rate", f"{o.rate_hz:g}",
+        rate = str(max(1, round(o.rate_hz)))  # py-spy takes whole hertz only
+        command = [o.executable, "record", "--pid", str(self.pid), "--rate", rate,
                    "--duration", str(max(1, round(min(o.window_s, MAX_WINDOW_S)))),
                    "--format", "raw", "--threads", "--subprocesses", "--full-filenames",
                    "--output", str(output)]  # fmt: skip
@@ -307,6 +312,7 @@ class Recorder:
                 stdout=log,
                 stderr=log,
                 start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
+                preexec_fn=_die_with_parent(),  # noqa: PLW1509 (one system call, no locks)
             )
         program = _program(self.pid)
         cpu_last = dict(cpu_before)
@@ -349,6 +355,39 @@ class Recorder:
         for pid, stacks in per_pid.items():
             window.profiles[pid] = window_profile(stacks, start, end - start, self.options.rate_hz)
         self.windows.append(window)
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel SIGKILL py-spy when the supervisor dies.
+
+    Without it a SIGKILLed supervisor leaves py-spy running out its window (up to 10 s) pausing
+    the program at every sample, or for good if it is stuck while attached: no one is left to
+    apply ``overrun_s``. ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child
+    ends; the recorder's thread outlives each py-spy it starts (it waits for it). The function
+    is resolved here, before the fork, so the child only makes one system call (a
+    ``preexec_fn`` runs between fork and exec, where taking a lock could deadlock). None off
+    Linux or when libc has no ``prctl``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the supervisor died before the call: nothing would fire
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return preexec
+
+
+_PR_SET_PDEATHSIG: Final = 1
 
 
 def _program(pid: int) -> bytes:

@@ -5,7 +5,8 @@ into that process's session (the announced one for the program, ``session.json``
 its children) as ``cpu-profile`` records with ``"sampler": "py-spy"``, in the agent's shapes
 (side file ``cpu-profile/<key>.json`` from 15 KB). A session whose process still runs (a daemon
 that outlived the program) is left alone: its agent still writes there. Each ``cpu-highload``
-episode then gets its tree again from py-spy's samples of the windows that lie mostly inside it:
+episode then gets its tree again from py-spy's samples of the windows overlapping it, each cut to
+the share of it inside the episode:
 the tree goes to the ``cpu-highload-stackframe-ext`` side file (readers take it over the agent's)
 and the episode's value is written again with ``"sampler": "py-spy"`` (readers keep a key's last
 record). Everything else the agent recorded stays as it was.
@@ -31,12 +32,10 @@ from hawkwatch.model.profile import (
 )
 from hawkwatch.model.records import CpuHighLoad, CpuProfile, RecordError
 from hawkwatch.model.records.cpu import tree_nodes
-from hawkwatch.pyspy import Window, merged
+from hawkwatch.model.stack import PyFrame
+from hawkwatch.pyspy import Window, merged, scaled
 from hawkwatch.store import RecordStore, Session, list_sessions
 from hawkwatch.store.session import _process_alive
-
-OVERLAP: float = 0.5
-"""A window feeds an episode's tree when at least this share of it lies inside the episode."""
 
 
 def store_windows(
@@ -115,21 +114,29 @@ def write_profiles(session: Session, profiles: Sequence[Profile]) -> None:
 
 
 def episode_tree(episode: HighLoadEpisode, profiles: Sequence[Profile]) -> bytes | None:
-    """MTHawkeye's node list from the cpu samples of the windows mostly inside the episode
-    (thread pseudo-frames dropped: the agent's episode trees start at the outermost Python
-    frame), as JSON; None when no window qualifies."""
+    """MTHawkeye's node list from the cpu samples of every window overlapping the episode, each
+    window's counts cut to the share of it inside the episode (thread pseudo-frames dropped: the
+    agent's episode trees start at the outermost Python frame), as JSON; None when no window
+    overlaps it.
+
+    py-spy's raw output has counts, not sample times (its chrometrace output has times but only
+    where a stack changes, not per sample), so a window can only be weighted: a window half
+    inside gives half its samples, spread over its stacks in proportion. Taking only windows
+    mostly inside left an episode shorter than about two windows with none, and its tree
+    silently the in-process sampler's."""
     start, end = episode.start_time, episode.start_time + episode.lasting_s
-    chosen = [
-        p
-        for p in profiles
-        if min(end, p.start_time + p.duration_s) - max(start, p.start_time)
-        >= OVERLAP * p.duration_s
-    ]
-    stacks = [
-        (tuple(f for f in stack if not is_thread_frame(f)), count)
-        for p in chosen
-        for stack, count in p.stacks("cpu")
-    ]
+    stacks: list[tuple[tuple[PyFrame, ...], int]] = []
+    for profile in profiles:
+        inside = min(end, profile.start_time + profile.duration_s) - max(start, profile.start_time)
+        if inside <= 0:
+            continue
+        window: dict[tuple[PyFrame, ...], int] = {}
+        for stack, count in profile.stacks("cpu"):
+            frames = tuple(f for f in stack if not is_thread_frame(f))
+            window[frames] = window.get(frames, 0) + count
+        total = sum(window.values())
+        kept = min(total, round(total * inside / profile.duration_s))
+        stacks.extend(scaled(window, kept, total).items())
     roots = build_roots(stacks)
     return msgspec.json.encode(tree_nodes(roots)) if roots else None
 

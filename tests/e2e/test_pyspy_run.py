@@ -8,6 +8,7 @@ has the largest cpu share of its process; the high-load episode's tree comes fro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -90,7 +91,6 @@ def ran(tmp_path_factory: pytest.TempPathFactory):
         "run", "--profile", "--children",  # the exec'd program records too
         "-c", "profiler.engine=py-spy",
         "-c", "profiler.rate_hz=100",
-        "-c", "profiler.window_s=1",  # windows short enough that some lie mostly inside the episode
         "-c", "cpu.highload_min_duration_s=1",
         # a low bar: the episode must exist even when a loaded machine gives the burn little CPU
         "-c", "cpu.highload_threshold=0.2",
@@ -162,3 +162,75 @@ def test_the_episode_tree_comes_from_py_spy(ran) -> None:
     tree_text = json.dumps([r.frame.text for r in longest.roots if not isinstance(r.frame, int)])
     assert "app.py" in tree_text
     assert not any(r.frame.func.startswith("thread ") for r in longest.roots)
+
+
+PRINTS_PID_AND_WAITS = (
+    "import os, time\nprint(os.getpid(), flush=True)\nwhile True: time.sleep(0.01)\n"
+)
+
+
+def test_py_spy_dies_with_a_sigkilled_supervisor(tmp_path: Path) -> None:
+    """A real py-spy, made to sample for an hour, must not outlive a SIGKILLed supervisor: it
+    would go on pausing the program at every sample with no one left to stop it."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+
+    import psutil
+
+    from tests.builders import wait_for
+
+    real = find_pyspy()
+    wrapper = tmp_path / "bin" / "py-spy"
+    wrapper.parent.mkdir()
+    wrapper.write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        "args = sys.argv[1:]\nargs[args.index('--duration') + 1] = '3600'\n"
+        f"os.execv({real!r}, [{real!r}, *args])\n"
+    )
+    wrapper.chmod(0o755)
+    runner = Runner(home=tmp_path / "home", cwd=tmp_path)
+    env = runner.env(PATH=f"{wrapper.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    hawkwatch = shutil.which("hawkwatch", path=str(Path(sys.executable).parent))
+    assert hawkwatch is not None
+    supervisor = subprocess.Popen(
+        [hawkwatch, "run", "--profile", "-c", "profiler.engine=py-spy", "--",
+         sys.executable, "-c", PRINTS_PID_AND_WAITS],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert supervisor.stdout is not None
+    program = int(supervisor.stdout.readline())
+    try:
+        # a py-spy started before the interpreter was up fails and is started again: wait
+        # for one that found the program's interpreter (it says so in its log) and samples it
+        spies: list[psutil.Process] = []
+
+        def sampling() -> bool:
+            with contextlib.suppress(psutil.Error, OSError, ValueError):
+                for child in psutil.Process(supervisor.pid).children():
+                    command = child.cmdline()
+                    if child.name() != "py-spy" or "3600" not in command:
+                        continue
+                    log = Path(command[command.index("--output") + 1]).with_suffix(".log")
+                    if "Sampling process" in log.read_text() and child.is_running():
+                        spies[:] = [child]
+            return bool(spies)
+
+        assert wait_for(sampling, timeout_s=60), "the supervisor never ran py-spy on the program"
+        (spy,) = spies
+        os.kill(supervisor.pid, signal.SIGKILL)
+        supervisor.wait()
+
+        def gone() -> bool:
+            try:
+                return spy.status() == psutil.STATUS_ZOMBIE
+            except psutil.NoSuchProcess:
+                return True
+
+        assert wait_for(gone, timeout_s=60), "py-spy outlived the supervisor"
+        assert psutil.pid_exists(program)  # the program itself goes on
+    finally:
+        supervisor.stdout.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(program, signal.SIGKILL)
