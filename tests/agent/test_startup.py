@@ -38,6 +38,9 @@ NOT_AT_START = (
     "sysconfig",  # library prefixes: at the first stall or crash
     "importlib.abc",
     "hawkwatch.api.options",
+    "socket",  # wrapped when the program imports it (network monitor)
+    "hawkwatch.agent.plugins.net_httpx",  # loaded with httpx
+    "hawkwatch.agent.plugins.net_aiohttp",  # loaded with aiohttp
 )
 
 
