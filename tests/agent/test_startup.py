@@ -41,6 +41,7 @@ NOT_AT_START = (
     "socket",  # wrapped when the program imports it (network monitor)
     "hawkwatch.agent.plugins.net_httpx",  # loaded with httpx
     "hawkwatch.agent.plugins.net_aiohttp",  # loaded with aiohttp
+    "traceback",  # formats an exception at the agent's first error
 )
 
 
