@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "home": {"errors"},
     "model": set(),
-    "config": {"errors"},
+    "options": set(),  # the config's option-group base
+    "config": {"errors", "options"},
     "store": {"model", "errors", "_version", "home", "_lazylog"},
     "formats": {"model", "errors", "store"},
     "analysis": {"model"},
@@ -43,8 +44,8 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": {"agent", "api", "report", "errors", "_version", "_public"},
 }
 AGENT_SIDE = (
-    "agent", "store", "model", "config", "errors", "_version", "runenv", "home", "uploader",
-    "_lazylog",
+    "agent", "store", "model", "config", "options", "errors", "_version", "runenv", "home",
+    "uploader", "_lazylog",
 )  # fmt: skip
 
 

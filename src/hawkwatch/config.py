@@ -14,114 +14,21 @@ Reference: ``docs/configuration.md``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from hawkwatch.errors import ConfigError
+from hawkwatch.options import Option, Options, fields
+from hawkwatch.options import option as _option
+from hawkwatch.options import section as _section
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
-    from typing import Any, ClassVar, Final, Self, TypeVar, dataclass_transform
-
-    T = TypeVar("T")
-else:
-
-    def dataclass_transform(**_ignored: object) -> object:  # for type checkers only
-        return lambda cls: cls
+    from typing import Any, Final
 
 
 ENV_PREFIX: Final = "HAWKWATCH_"
 FILE_NAME: Final = "hawkwatch.toml"
-
-
-class _Option:
-    """One option's default (or factory, for a section), documentation and minimum."""
-
-    __slots__ = ("default", "doc", "factory", "minimum", "name")
-
-    def __init__(
-        self,
-        default: Any,
-        doc: str,
-        minimum: float | None = None,
-        factory: Callable[[], Any] | None = None,
-    ) -> None:
-        self.name = ""
-        self.default = default
-        self.doc = doc
-        self.minimum = minimum
-        self.factory = factory
-
-
-def _option(default: Any, doc: str, minimum: float | None = None) -> Any:
-    return _Option(default, doc, minimum)
-
-
-def _section(default_factory: type[T]) -> T:
-    return _Option(None, "", factory=default_factory)  # type: ignore[return-value]
-
-
-@dataclass_transform(
-    kw_only_default=True, frozen_default=True, field_specifiers=(_option, _section)
-)
-class Options:
-    """A frozen group of options: what a frozen dataclass gave, without its cost at import.
-
-    ``@dataclass`` compiles several methods per class; the agent's start-up paid ~7 ms for the
-    seventeen classes here, in every process. These classes share this base's methods instead.
-    """
-
-    _options: ClassVar[tuple[_Option, ...]] = ()
-
-    def __init_subclass__(cls) -> None:
-        found = []
-        for name, value in vars(cls).items():
-            if isinstance(value, _Option):
-                value.name = name
-                found.append(value)
-        cls._options = tuple(found)
-
-    def __init__(self, **values: Any) -> None:
-        set_ = object.__setattr__
-        for option in self._options:
-            if option.name in values:
-                set_(self, option.name, values.pop(option.name))
-            elif option.factory is not None:
-                set_(self, option.name, option.factory())
-            else:
-                set_(self, option.name, option.default)
-        if values:
-            name = next(iter(values))
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {name!r}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, option.name) for option in self._options)
-
-    def replace(self, **changes: Any) -> Self:
-        """A copy with ``changes`` (``dataclasses.replace`` for these classes)."""
-        return type(self)(**{o.name: getattr(self, o.name) for o in self._options} | changes)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: {type(self).__name__} is frozen")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: {type(self).__name__} is frozen")
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{o.name}={getattr(self, o.name)!r}" for o in self._options)
-        return f"{type(self).__name__}({inner})"
-
-
-def _fields(cls: type[Options]) -> Iterator[_Option]:
-    return iter(cls._options)
 
 
 class AppConfig(Options):
@@ -412,12 +319,12 @@ def option_specs() -> list[OptionSpec]:
     if not _SPECS:
         specs: list[OptionSpec] = []
         hints = _type_hints(Config)
-        for top in _fields(Config):
+        for top in fields(Config):
             kind = hints[top.name]
             if isinstance(kind, type) and issubclass(kind, Options):
                 section_hints = _type_hints(kind)
                 specs.extend(
-                    _spec(top.name, inner, section_hints[inner.name]) for inner in _fields(kind)
+                    _spec(top.name, inner, section_hints[inner.name]) for inner in fields(kind)
                 )
             else:
                 specs.append(_spec(None, top, kind))
@@ -454,7 +361,7 @@ def _section_type(name: str) -> type[Options] | None:
     return found if isinstance(found, type) and issubclass(found, Options) else None
 
 
-def _spec(section: str | None, option: _Option, kind: Any) -> OptionSpec:
+def _spec(section: str | None, option: Option, kind: Any) -> OptionSpec:
     name = f"{section}.{option.name}" if section else option.name
     return OptionSpec(name, section, option.name, kind, option.default, option.doc, option.minimum)
 
@@ -549,7 +456,7 @@ def load_config(
 
 def _build(values: Mapping[str, Any]) -> Config:
     top: dict[str, Any] = {}
-    for option in _fields(Config):
+    for option in fields(Config):
         if option.factory is not None:  # a section
             prefix = f"{option.name}."
             inner = {

@@ -38,6 +38,10 @@ NOT_AT_START = (
     "sysconfig",  # library prefixes: at the first stall or crash
     "importlib.abc",
     "hawkwatch.api.options",
+    "socket",  # wrapped when the program imports it (network monitor)
+    "hawkwatch.agent.plugins.net_httpx",  # loaded with httpx
+    "hawkwatch.agent.plugins.net_aiohttp",  # loaded with aiohttp
+    "traceback",  # formats an exception at the agent's first error
 )
 
 
@@ -231,3 +235,25 @@ def test_retention_is_applied_even_by_a_process_that_ends_at_once(tmp_path: Path
         )
         assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "home" / "sessions").iterdir())) == 2
+
+
+def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
+    """``hawkwatch run`` sets up only ``run``'s parser before spawning; an unknown command
+    still gets the usage error listing every command."""
+    import argparse
+
+    from hawkwatch.cli import COMMANDS, build_parser
+
+    def commands(parser: argparse.ArgumentParser) -> list[str]:
+        (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return list(action.choices)
+
+    assert commands(build_parser(["-v", "run", "--", "true"])) == ["run"]
+    everything = [name for name, _, _ in COMMANDS]
+    assert commands(build_parser(["nosuch"])) == everything
+    assert commands(build_parser(None)) == everything
+    done = subprocess.run(
+        [sys.executable, "-m", "hawkwatch", "nosuch"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "invalid choice: 'nosuch'" in done.stderr and "'allocations'" in done.stderr

@@ -19,7 +19,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
@@ -340,7 +339,7 @@ class Agent:
         self._disable(owner if owner in self.monitors else None, name, "run", exc)
 
     def _disable(self, monitor: Any, name: str, phase: str, exc: BaseException) -> None:
-        trace = "".join(traceback.format_exception(exc))
+        trace = _format_exception(exc)
         self.record_error(str(name), phase, f"{type(exc).__name__}: {exc}; monitor disabled", trace)
         if monitor is None:
             return
@@ -356,6 +355,14 @@ class Agent:
             name = getattr(monitor, "name", repr(monitor))
             self.record_error(str(name), phase, f"{type(exc).__name__}: {exc}")
             return None
+
+
+def _format_exception(exc: BaseException) -> str:
+    """The traceback's text; ``traceback`` (with ``linecache`` and ``tokenize``, ~1.5 ms) is
+    imported at the first error, as ``logging`` is at the first log line (``_lazylog``)."""
+    import traceback
+
+    return "".join(traceback.format_exception(exc))
 
 
 def new_launch_times(interpreter_ready: float = 0.0) -> LaunchTimes:
@@ -386,7 +393,7 @@ def report_error(plugin: str, phase: str, exc: BaseException | str) -> None:
         message = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
         agent = HOLDER.agent
         if agent is not None and agent.is_running:
-            trace = None if isinstance(exc, str) else "".join(traceback.format_exception(exc))
+            trace = None if isinstance(exc, str) else _format_exception(exc)
             agent.record_error(plugin, phase, message, trace)
         else:
             log.debug("hawkwatch: %s (%s): %s", plugin, phase, message)

@@ -230,11 +230,16 @@ class Session:
 def list_sessions(root: str | os.PathLike[str] | None = None) -> list[Session]:
     """Session folders under ``root``, oldest first; other entries are ignored."""
     base = sessions_root(root)
-    try:
-        entries = sorted(base.iterdir(), key=lambda p: p.name)
+    try:  # scandir: the kind of each entry comes with the listing (no stat per folder)
+        with os.scandir(base) as listing:
+            names = sorted(
+                entry.name
+                for entry in listing
+                if _NAME.match(entry.name) is not None and entry.is_dir()
+            )
     except OSError:
         return []
-    return [Session(p) for p in entries if p.is_dir() and parse_session_name(p.name) is not None]
+    return [Session(base / name) for name in names if parse_session_name(name) is not None]
 
 
 def latest_session(root: str | os.PathLike[str] | None = None) -> Session | None:

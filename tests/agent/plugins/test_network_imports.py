@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,9 @@ from types import ModuleType
 import pytest
 
 from hawkwatch.agent.plugins.network import once_imported
+from hawkwatch.model import collections as c
+from hawkwatch.model.records import NetworkTransaction
+from hawkwatch.store import Session
 
 
 @pytest.fixture
@@ -62,3 +67,37 @@ def test_nothing_waits_when_every_module_is_already_imported() -> None:
     before = list(sys.meta_path)
     assert once_imported({"json": lambda m: seen.append(m.__name__)}, print) is None
     assert seen == ["json"] and sys.meta_path == before
+
+
+def test_a_program_that_imports_socket_after_start_has_its_requests_timed(tmp_path: Path) -> None:
+    """The agent no longer imports ``socket`` at start; the socket layer is wrapped when the
+    program imports it, so DNS and TCP are still timed (``phases.dns``, ``phases.tcp``)."""
+    program = (
+        "import sys, threading\n"
+        "import hawkwatch\n"
+        "assert hawkwatch.start(**{'stall.enabled': False})\n"
+        "assert 'socket' not in sys.modules  # nothing of the agent's imported it\n"
+        "import http.server, http.client\n"
+        "handler = http.server.SimpleHTTPRequestHandler\n"
+        "server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)\n"
+        "threading.Thread(target=server.serve_forever, daemon=True).start()\n"
+        "conn = http.client.HTTPConnection('localhost', server.server_address[1], timeout=10)\n"
+        "conn.request('GET', '/')\n"
+        "assert conn.getresponse().read()\n"
+        "conn.close()\n"
+        "server.shutdown()\n"
+        "print(hawkwatch.agent.current_agent().session.path)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.strip())
+    (record,) = [
+        NetworkTransaction.from_record(r)
+        for r in Session.open(folder).records(c.NETWORK_TRANSACTION)
+    ]
+    assert (record.library, record.method, record.status) == ("http.client", "GET", 200)
+    assert record.phases_ms.dns is not None and record.phases_ms.tcp is not None

@@ -15,7 +15,6 @@ observable here (null).
 from __future__ import annotations
 
 import contextlib
-import socket
 import sys
 import threading
 import time
@@ -67,8 +66,9 @@ class StdlibInstrumentation(Instrumentation):
 
     # -- installation --------------------------------------------------------------------------
 
-    def install(self) -> None:
-        """The socket layer now; ``ssl`` and ``http.client`` when imported (``install_*``)."""
+    def install_socket(self, socket: Any) -> None:
+        """The socket layer, once ``socket`` is imported (by the app, or by ``http.client`` or
+        ``ssl`` on their way in: before their own ``install_*``)."""
         self._patch(socket, "getaddrinfo", self._wrap_getaddrinfo)
         self._patch(socket.socket, "connect", self._wrap_socket_connect)
 
@@ -111,7 +111,7 @@ class StdlibInstrumentation(Instrumentation):
 
     @staticmethod
     def _wrap_socket_connect(original: Any) -> Any:
-        def connect(sock: socket.socket, address: Any) -> None:
+        def connect(sock: Any, address: Any) -> None:
             opening = _connecting()
             if opening is None:
                 return original(sock, address)  # type: ignore[no-any-return]

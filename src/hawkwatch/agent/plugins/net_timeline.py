@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import socket
 import sys
 import threading
 import time
@@ -255,7 +254,8 @@ def root_cause(exc: BaseException) -> BaseException:
 
 
 def _phase_of(cause: BaseException) -> str | None:
-    if isinstance(cause, socket.gaierror):
+    socket = sys.modules.get("socket")  # imported by whoever made the request
+    if socket is not None and isinstance(cause, socket.gaierror):
         return "dns"
     ssl = sys.modules.get("ssl")  # imported by whoever made a TLS connection
     if ssl is not None and isinstance(cause, ssl.SSLError | ssl.CertificateError):

@@ -2,7 +2,9 @@
 
 Four client families are timed (``net_stdlib``: http.client, urllib, urllib3, requests;
 ``net_httpx``; ``net_aiohttp``); libraries imported after the agent started are instrumented as
-their import completes (``once_imported``, on the agent's ``AfterImport``). Each ended request
+their import completes (``once_imported``, on the agent's ``AfterImport``): ``socket`` too, so a
+program that never touches the network does not pay for importing it, and the httpx and aiohttp
+instrumentations are only loaded with their library. Each ended request
 becomes one typed record, redacted (``hawkwatch.model.urls``). The request's thread only queues
 the ended timeline (a deque append); the scheduler thread turns them into records every
 ``DRAIN_INTERVAL_S`` and at stop, many per store operation, while the app's threads wait on the
@@ -24,8 +26,7 @@ from typing import ClassVar, Final
 
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
-from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
-from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
+from hawkwatch.agent.plugins.net_patch import Instrumentation
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
 
@@ -48,8 +49,7 @@ class NetworkMonitor:
         self._ended: deque[Timeline] = deque()
         capture = self._failure.capture
         self._stdlib = StdlibInstrumentation(self._finish, running_loop, capture)
-        self._httpx = HttpxInstrumentation(self._finish, running_loop, capture)
-        self._aiohttp = AiohttpInstrumentation(self._finish, running_loop, capture)
+        self._late: list[Instrumentation] = []  # httpx's and aiohttp's, made at their import
         self._hook: AfterImport | None = None
 
     def start(self, ctx: AgentContext) -> None:
@@ -58,19 +58,33 @@ class NetworkMonitor:
         self._keep_params = frozenset(
             name.strip() for name in config.keep_query_params.split(",") if name.strip()
         )
-        self._stdlib.install()
         self._hook = once_imported(
             {
+                "socket": self._stdlib.install_socket,  # first: ssl and http.client import it
                 "ssl": self._stdlib.install_tls,
                 "http.client": self._stdlib.install_http_client,
                 "urllib3.connection": self._instrument_urllib3,
-                "httpx": self._httpx.install,
-                "aiohttp": self._aiohttp.install,
+                "httpx": self._instrument_httpx,
+                "aiohttp": self._instrument_aiohttp,
             },
             self._failure.capture,
         )
         ctx.every(1.0, self._failure.raise_if_failed, self)
         ctx.every(DRAIN_INTERVAL_S, self.drain, self)
+
+    def _instrument_httpx(self, module: ModuleType) -> None:
+        from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
+
+        instrumentation = HttpxInstrumentation(self._finish, running_loop, self._failure.capture)
+        self._late.append(instrumentation)
+        instrumentation.install(module)
+
+    def _instrument_aiohttp(self, module: ModuleType) -> None:
+        from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
+
+        instrumentation = AiohttpInstrumentation(self._finish, running_loop, self._failure.capture)
+        self._late.append(instrumentation)
+        instrumentation.install(module)
 
     def _instrument_urllib3(self, module: ModuleType) -> None:
         for name in ("HTTPConnection", "HTTPSConnection"):
@@ -111,8 +125,9 @@ class NetworkMonitor:
             self._hook.callbacks.clear()  # a loader already wrapped then instruments nothing
             self._hook.uninstall()
             self._hook = None
-        for instrumentation in (self._aiohttp, self._httpx, self._stdlib):
+        for instrumentation in (*reversed(self._late), self._stdlib):
             instrumentation.uninstall()
+        self._late.clear()
 
 
 def once_imported(
