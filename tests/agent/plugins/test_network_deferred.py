@@ -124,6 +124,14 @@ def _also_direct(conn: http.client.HTTPConnection) -> None:
     conn.getresponse().read()
 
 
+def _with_requests(session: requests.Session, url: str) -> None:
+    assert session.get(url, timeout=10).status_code == 200
+
+
+def _also_with_requests(session: requests.Session, url: str) -> None:
+    assert session.get(url, timeout=10).status_code == 200
+
+
 def test_a_learned_walk_through_the_library_is_reused_only_where_it_holds(
     server: HttpServer, agent: None
 ) -> None:
@@ -131,8 +139,13 @@ def test_a_learned_walk_through_the_library_is_reused_only_where_it_holds(
     two app functions behind the same library line, and a longer library path through that
     same line (urllib over http.client), each still get their own stack and client."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    session = requests.Session()
     expected = []
     for _ in range(2):
+        _with_requests(session, server.url("/ok"))
+        expected.append(("requests", "_with_requests"))
+        _also_with_requests(session, server.url("/ok"))
+        expected.append(("requests", "_also_with_requests"))
         _direct(conn)
         expected.append(("http.client", "_direct"))
         _also_direct(conn)
@@ -142,6 +155,7 @@ def test_a_learned_walk_through_the_library_is_reused_only_where_it_holds(
         _direct(conn)
         expected.append(("http.client", "_direct"))
     conn.close()
+    session.close()
     records = transactions()
     assert [(r.library, r.frames[0].function) for r in records] == expected
     here = "test_a_learned_walk_through_the_library_is_reused_only_where_it_holds"

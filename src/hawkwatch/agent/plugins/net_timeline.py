@@ -316,6 +316,8 @@ _routes: dict[tuple[int, int], tuple[CodeType, int, CodeType, int]] = {}
 """Learned walks through the HTTP stack, by the hook's caller (code id, ``f_lasti``): (its code,
 how many library frames lie below the first app frame, the last of them's code, the client)."""
 _getframe = sys._getframe
+_ROUTE_MIN: Final = 3
+"""Library frames a walk must cross to be learned: a shorter one costs less than the jump."""
 
 
 def call_sites(
@@ -352,7 +354,7 @@ def call_sites(
         except KeyError:
             kind = _learn(frame)
         if kind < 0:
-            if kind == _APP and last_code is not None and depth >= 0 and start is not None:
+            if kind == _APP and walked >= _ROUTE_MIN and depth >= 0 and start is not None:
                 _learn_route(start, walked, last_code, client)
             break
         if kind > client:  # noqa: PLR1730 - max() is a call per frame
@@ -363,11 +365,14 @@ def call_sites(
     return client, _app_frames(frame, kinds)
 
 
-def _learn_route(start: FrameType, walked: int, last_code: CodeType, client: int) -> None:
+def _learn_route(
+    start: FrameType, walked: int, last_code: CodeType | None, client: int
+) -> None:
     if len(_routes) >= _MAX_KINDS:
         _routes.clear()
     code = start.f_code
-    _routes[id(code), start.f_lasti] = (code, walked, last_code, client)
+    if last_code is not None:
+        _routes[id(code), start.f_lasti] = (code, walked, last_code, client)
 
 
 def _app_frames(frame: FrameType | None, kinds: dict[str, int]) -> tuple[tuple[CodeType, int], ...]:
