@@ -14,6 +14,10 @@ what it costs elsewhere in the client. For httpx and aiohttp a third arm, ``hook
 the monitor off but the library's extension point in use with callbacks that do nothing: the
 share of the cost that is the library's own (``hooks`` column, as added over ``off``). The
 server is not under valgrind.
+
+``--breakdown``: where the added instructions go, per family (``workloads/net_breakdown.py``):
+the requests alone (the monitor's writing held back) off and on, then each step of writing
+their records, per request, one dump per step.
 """
 
 from __future__ import annotations
@@ -51,10 +55,46 @@ def instructions(family: str, url: str, count: int, arm: str, env: dict[str, str
     return total / count
 
 
+STEPS = ("requests", "(boundary)", "complete", "phases", "url facts", "call sites",
+         "thread name", "to_record", "record_key", "encode", "write_many")  # fmt: skip
+
+
+def steps(family: str, url: str, count: int, arm: str, env: dict[str, str]) -> list[float]:
+    """Instructions per request of each step of ``workloads/net_breakdown.py``, in order."""
+    with tempfile.TemporaryDirectory(prefix="hawkwatch-callgrind-") as folder:
+        out = Path(folder) / "callgrind.out"
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", "--zero-before=os_getppid",
+             "--dump-before=os_getpgrp", f"--callgrind-out-file={out}", sys.executable,
+             str(HERE / "workloads" / "net_breakdown.py"), family, url, str(count), arm],
+            capture_output=True, text=True, env=env, check=True, timeout=1800,
+        )  # fmt: skip
+        dumps = sorted(
+            (p for p in Path(folder).iterdir() if re.search(r"\.\d+$", p.name)),
+            key=lambda p: int(p.name.rpartition(".")[2]),
+        )
+        counts = []
+        for dump in dumps:
+            match = re.search(r"^summary:\s*(\d+)", dump.read_text(errors="replace"), re.M)
+            counts.append(int(match.group(1)) / count if match else 0.0)
+    return counts
+
+
+def breakdown(families: list[str], url: str, count: int, env: dict[str, str]) -> None:
+    print(f"{'family':<12} {'off':>10} " + " ".join(f"{s:>11}" for s in STEPS))
+    for family in families:
+        off = steps(family, url, count, "off", env)[0]
+        on = steps(family, url, count, "on", env)
+        print(f"{family:<12} {off:>10,.0f} {on[0] - off:>+11,.0f} "
+              + " ".join(f"{v:>11,.0f}" for v in on[1:]))  # fmt: skip
+    print("(requests: added over off; the other steps: per request, the monitor on)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--breakdown", action="store_true", help="instructions per step")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -67,6 +107,9 @@ def main() -> None:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/"
         print(f"callgrind, {args.requests} requests per arm, {sys.version.split()[0]}")
+        if args.breakdown:
+            breakdown(args.families.split(","), url, args.requests, env)
+            return
         print(f"{'family':<12} {'instr/req off':>14} {'on':>10} {'added':>9} {'ratio':>8}"
               f" {'hooks':>9}")  # fmt: skip
         for family in args.families.split(","):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,61 @@ def test_the_deferred_description_of_httpx_and_aiohttp_requests(
     assert [f.function for f in loop_request.frames] == [
         "test_the_deferred_description_of_httpx_and_aiohttp_requests.<locals>.with_aiohttp"
     ]
+
+
+def _direct(conn: http.client.HTTPConnection) -> None:
+    conn.request("GET", "/ok")
+    conn.getresponse().read()
+
+
+def _through_urllib(url: str) -> None:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        answer.read()
+
+
+def _also_direct(conn: http.client.HTTPConnection) -> None:
+    conn.request("GET", "/ok")
+    conn.getresponse().read()
+
+
+def _with_requests(session: requests.Session, url: str) -> None:
+    assert session.get(url, timeout=10).status_code == 200
+
+
+def _also_with_requests(session: requests.Session, url: str) -> None:
+    assert session.get(url, timeout=10).status_code == 200
+
+
+def test_a_learned_walk_through_the_library_is_reused_only_where_it_holds(
+    server: HttpServer, agent: None
+) -> None:
+    """The walk from the hook to the app is learned per caller line and jumped over next time;
+    two app functions behind the same library line, and a longer library path through that
+    same line (urllib over http.client), each still get their own stack and client."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    session = requests.Session()
+    expected = []
+    for _ in range(2):
+        _with_requests(session, server.url("/ok"))
+        expected.append(("requests", "_with_requests"))
+        _also_with_requests(session, server.url("/ok"))
+        expected.append(("requests", "_also_with_requests"))
+        _direct(conn)
+        expected.append(("http.client", "_direct"))
+        _also_direct(conn)
+        expected.append(("http.client", "_also_direct"))
+        _through_urllib(server.url("/ok"))
+        expected.append(("urllib.request", "_through_urllib"))
+        _direct(conn)
+        expected.append(("http.client", "_direct"))
+    conn.close()
+    session.close()
+    records = transactions()
+    assert [(r.library, r.frames[0].function) for r in records] == expected
+    here = "test_a_learned_walk_through_the_library_is_reused_only_where_it_holds"
+    assert all(r.frames[1].function == here for r in records)
+    assert all(r.frames[0].file == __file__ for r in records)
+    assert len(net_timeline._routes) >= 1
 
 
 def _stamped(**moments: int | None) -> Timeline:

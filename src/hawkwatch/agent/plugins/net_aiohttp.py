@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, Final
@@ -137,7 +136,7 @@ def _wrap_request(
         previous = _current.get()
         try:
             hop = _Hop("aiohttp", method.upper(), "")
-            describe_context(hop, get_loop, sys._getframe(1))
+            describe_context(hop, get_loop, 1)
             _current.set(hop)
         except Exception as exc:  # never into the request
             on_error(exc)

@@ -14,7 +14,6 @@ is null.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -88,7 +87,7 @@ class _Signals:
         try:
             hop = _Hop("aiohttp", params.method, "")
             hop.url_object, hop.request_headers = params.url, params.headers
-            describe_context(hop, self.get_loop, sys._getframe(1))
+            describe_context(hop, self.get_loop, 1)
             setattr(context, _HOP, hop)
         except Exception as exc:  # never into the request
             self.on_error(exc)

@@ -14,7 +14,6 @@ end) to the hop's first event: pool waiting plus httpx's own preparation.
 from __future__ import annotations
 
 import inspect
-import sys
 import time
 from collections.abc import Callable
 from itertools import chain
@@ -298,7 +297,7 @@ class HttpxInstrumentation(Instrumentation):
                         return None  # in flight: a client wrapping another
                     previous = ours.previous  # the same request sent again
                 tracer = _Tracer(request, finish, previous, on_error)
-                describe_context(tracer.hops[0], get_loop, sys._getframe(2))
+                describe_context(tracer.hops[0], get_loop, 2)
                 tracer.is_async = is_async
                 extensions["trace"] = tracer.on_event_async if is_async else tracer.on_event
             except Exception as exc:

@@ -15,7 +15,6 @@ observable here (null).
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -152,7 +151,7 @@ class StdlibInstrumentation(Instrumentation):
             except BaseException as exc:
                 _local.connecting = None
                 if in_flight is None:  # no request yet (urllib3 connects first): say who called
-                    describe_context(opening, get_loop, sys._getframe(1))
+                    describe_context(opening, get_loop, 1)
                 _failed(opening, exc, finish)
                 conn.__dict__.pop(_TX, None)
                 raise
@@ -292,7 +291,7 @@ def _begin(
         timeline.reused = False
     else:
         timeline.reused = conn.sock is not None or None
-    describe_context(timeline, get_loop, sys._getframe(2))
+    describe_context(timeline, get_loop, 2)
     state[_TX] = timeline
 
 

@@ -312,26 +312,71 @@ def _learn(frame: FrameType) -> int:
     return kind
 
 
-def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
+_routes: dict[tuple[int, int], tuple[CodeType, int, CodeType, int]] = {}
+"""Learned walks through the HTTP stack, by the hook's caller (code id, ``f_lasti``): (its code,
+how many library frames lie below the first app frame, the last of them's code, the client)."""
+_getframe = sys._getframe
+_ROUTE_MIN: Final = 3
+"""Library frames a walk must cross to be learned: a shorter one costs less than the jump."""
+
+
+def call_sites(
+    frame: FrameType | None, depth: int = -1
+) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
     """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
 
     One walk outwards, one dictionary look-up per frame and no call: library frames (HTTP
     stack, hawkwatch) are skipped; the client is the one of ``_CLIENTS`` farthest from the
     socket seen before the first app frame. App frames are kept as (code, ``f_lasti``): named
-    in ``to_record``.
+    in ``to_record``. With ``depth`` (``sys._getframe(depth)`` here is ``frame``), a walk
+    through the library frames learned from the same caller line is jumped over in C
+    (``sys._getframe`` makes no frame object on the way, ``f_back`` makes one per frame), when
+    the frame it ended at is again the last library frame and an app frame calls it.
     """
     kinds = _kinds
     client = 0
+    if depth >= 0 and frame is not None:
+        code = frame.f_code
+        key = (id(code), frame.f_lasti)
+        route = _routes.get(key)
+        if route is not None and route[0] is code:
+            try:
+                last = _getframe(depth + route[1] - 1)
+            except ValueError:
+                last = None
+            app = None if last is None or last.f_code is not route[2] else last.f_back
+            if app is not None and (kinds.get(app.f_code.co_filename) or _learn(app)) == _APP:
+                return route[3], _app_frames(app, kinds)
+    start, walked, last_code = frame, 0, None
     while frame is not None:
         try:
             kind = kinds[frame.f_code.co_filename]
         except KeyError:
             kind = _learn(frame)
         if kind < 0:
+            if kind == _APP and walked >= _ROUTE_MIN and depth >= 0 and start is not None:
+                _learn_route(start, walked, last_code, client)
             break
         if kind > client:  # noqa: PLR1730 - max() is a call per frame
             client = kind
+        last_code = frame.f_code
+        walked += 1
         frame = frame.f_back
+    return client, _app_frames(frame, kinds)
+
+
+def _learn_route(
+    start: FrameType, walked: int, last_code: CodeType | None, client: int
+) -> None:
+    if len(_routes) >= _MAX_KINDS:
+        _routes.clear()
+    code = start.f_code
+    if last_code is not None:
+        _routes[id(code), start.f_lasti] = (code, walked, last_code, client)
+
+
+def _app_frames(frame: FrameType | None, kinds: dict[str, int]) -> tuple[tuple[CodeType, int], ...]:
+    """The app frames from ``frame`` outwards (at most five, within ``MAX_DEPTH`` frames)."""
     found: list[tuple[CodeType, int]] = []
     budget = MAX_DEPTH
     while frame is not None and budget:
@@ -348,15 +393,16 @@ def call_sites(frame: FrameType | None) -> tuple[int, tuple[tuple[CodeType, int]
             break
         frame = frame.f_back
         budget -= 1
-    return client, tuple(found)
+    return tuple(found)
 
 
 def describe_context(
-    timeline: Timeline, get_loop: Callable[[], object | None], frame: FrameType | None
+    timeline: Timeline, get_loop: Callable[[], object | None], depth: int
 ) -> None:
-    """Note where the request was made: call sites, thread, asyncio task, whether a loop runs
-    here; for the stdlib family also which client made it (``requests`` over ``urllib3``…)."""
-    timeline.client, timeline.frames = call_sites(frame)
+    """Note where the request was made (``sys._getframe(depth)`` in the caller: the hook's
+    caller): call sites, thread, asyncio task, whether a loop runs here; for the stdlib family
+    also which client made it (``requests`` over ``urllib3``…)."""
+    timeline.client, timeline.frames = call_sites(_getframe(depth + 1), depth + 2)
     timeline.thread = current_thread()
     loop = get_loop()
     if loop is not None:  # so asyncio is imported
