@@ -27,8 +27,9 @@ from hawkwatch.agent.plugins import io_threads
 from hawkwatch.model.io import FileStats
 
 #: The opening stack, innermost first, flat: code object, bytecode offset, code, offset, ...
-#: (one list per file; lines are looked up only for a reported issue).
-RawStack = list[CodeType | int]
+#: (one tuple per opening site, shared by its files; lines are looked up only for a reported
+#: issue).
+RawStack = tuple[CodeType | int, ...]
 
 _perf: Final = time.perf_counter_ns
 _modules: Final = sys.modules
