@@ -80,6 +80,8 @@ class IssueCollector:
     ) -> None:
         self.active = True
         self.rules = rules
+        self._small_buffer_ops = rules.small_buffer_ops
+        self._repeated_read = rules.repeated_read
         self.max_frames = max_frames
         self.ignore_prefixes = ignore_prefixes
         self.ignore_threads: frozenset[int] = frozenset()
@@ -104,18 +106,14 @@ class IssueCollector:
             return None
         if _get_ident() in self.ignore_threads:
             return None
-        return self.stack_at(_getframe(2))  # 1 is the hook's own
-
-    def stack_at(self, frame: FrameType) -> RawStack:
-        """The opening stack from ``frame`` out, past the wrappers of open (ours, io, pathlib...).
-
-        One stack per site: the top four frames (IOCanary's key), as code objects and offsets,
-        find the stack captured at the first open from there, so an open from a known site
-        reads eleven frame attributes instead of walking ``max_frames`` frames and building a
-        stack (the deeper frames of that first open stand for the rest, as one record stands
-        for its key). The site's code objects are compared by identity: the stored stack holds
-        them, so their ids cannot be reused meanwhile.
-        """
+        # The opening stack from the hook's caller out, past the wrappers of open (ours, io,
+        # pathlib, tempfile). One stack per site: the top four frames (IOCanary's key), code
+        # object and offset each, find the stack captured at the first open from there, so an
+        # open from a known site reads eleven frame attributes instead of walking max_frames
+        # frames and building a stack (the deeper frames of that first open stand for the rest,
+        # as one record stands for its key). The codes are compared by identity: the stored
+        # stack holds them, so their ids cannot be reused meanwhile.
+        frame = _getframe(2)  # 1 is the hook's own
         code = frame.f_code
         if code.co_filename in self._skip:
             outer = _outside(frame.f_back, self._skip)
@@ -145,37 +143,46 @@ class IssueCollector:
         return stack
 
     def closed(self, file: Watched) -> None:
-        """A watched file that did I/O closed: the small-buffer and repeated-read rules."""
+        """A watched file that did I/O closed: the small-buffer and repeated-read rules.
+
+        The usual file (a few ops, read whole or written) costs a handful of slot reads and, if
+        read whole, one step of the repeated-read rows; its ``FileStats`` is built only when a
+        rule may fire.
+        """
         if type(file) is FileStats:
-            stats: FileStats = file
-            if stats.done:
-                return
-            stats.done = True
-            ops, writes, eof = stats.ops, stats.writes, stats.eof
-            path, thread, size, stack = stats.path, stats.thread, stats.transferred, stats.stack
-        else:
-            raw: CanaryFileIO = file  # type: ignore[assignment]
-            ops, writes, eof = raw._hw_ops, raw._hw_writes, raw._hw_eof
-            path, thread, size, stack = (
-                raw._hw_path,
-                raw._hw_thread,
-                raw._hw_transferred,
-                raw._hw_stack,
-            )
-        rules = self.rules
-        if ops > rules.small_buffer_ops:
-            stats = _stats(file)
-            if small_buffer(stats, rules):
+            self._closed_stats(file)
+            return
+        raw: CanaryFileIO = file  # type: ignore[assignment]
+        if raw._hw_ops > self._small_buffer_ops:
+            stats = raw.snapshot()
+            if small_buffer(stats, self.rules):
                 self._found(SMALL_BUFFER, stats)
-        if writes:
-            if path in self._repeats:
-                self._repeats.forget(path)
+        if raw._hw_writes:
+            self._repeats.forget(raw._hw_path)
         elif (
-            eof
-            and rules.repeated_read
-            and self._repeats.observe_read(path, thread, size, stack, _perf())
+            raw._hw_eof
+            and self._repeated_read
+            and self._repeats.observe_read(
+                raw._hw_path, raw._hw_thread, raw._hw_transferred, raw._hw_stack, _perf()
+            )
         ):
-            self._found(REPEATED_READ, _stats(file))
+            self._found(REPEATED_READ, raw.snapshot())
+
+    def _closed_stats(self, stats: FileStats) -> None:
+        """``closed`` for a descriptor opened by ``os.open`` (its ``FileStats`` is kept)."""
+        if stats.done:
+            return
+        stats.done = True
+        if stats.ops > self._small_buffer_ops and small_buffer(stats, self.rules):
+            self._found(SMALL_BUFFER, stats)
+        if stats.writes:
+            self._repeats.forget(stats.path)
+        elif (
+            stats.eof
+            and self._repeated_read
+            and self._repeats.observe(stats, _perf())
+        ):
+            self._found(REPEATED_READ, stats)
 
     def unclosed(self, file: Watched) -> None:
         """Finalised while open (the ResourceWarning case)."""
