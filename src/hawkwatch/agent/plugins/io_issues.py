@@ -177,11 +177,7 @@ class IssueCollector:
             self._found(SMALL_BUFFER, stats)
         if stats.writes:
             self._repeats.forget(stats.path)
-        elif (
-            stats.eof
-            and self._repeated_read
-            and self._repeats.observe(stats, _perf())
-        ):
+        elif stats.eof and self._repeated_read and self._repeats.observe(stats, _perf()):
             self._found(REPEATED_READ, stats)
 
     def unclosed(self, file: Watched) -> None:
