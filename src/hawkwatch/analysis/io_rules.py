@@ -54,6 +54,8 @@ class RepeatedReads:
     def __init__(self, rules: IoRules, max_paths: int = 1024) -> None:
         self.rules = rules
         self.max_paths = max_paths
+        self._needed = rules.repeat_count
+        self._window = rules.repeat_window_ns
         # path -> [last read (ns), [thread, size, stack, count], ...]
         self._rows: dict[str, list[Any]] = {}
 
@@ -69,24 +71,24 @@ class RepeatedReads:
 
     def observe_read(self, path: str, thread: int, size: int, stack: object, now: int) -> bool:
         """``observe`` from the values themselves (no ``FileStats`` needed)."""
-        needed = self.rules.repeat_count
-        known = self._rows.get(path)
-        if known is None or now - known[0] > self.rules.repeat_window_ns:
-            if known is None and len(self._rows) >= self.max_paths:
+        rows = self._rows
+        known = rows.get(path)
+        if known is None or now - known[0] > self._window:
+            if known is None and len(rows) >= self.max_paths:
                 self._forget_stale(now)
-            self._rows[path] = [now, [thread, size, stack, 1]]
-            return needed <= 1
+            rows[path] = [now, [thread, size, stack, 1]]
+            return self._needed <= 1
         known[0] = now
         for index in range(1, len(known)):
             row = known[index]
             if row[0] == thread and row[1] == size and row[2] == stack:
                 row[3] += 1
-                if row[3] >= needed:
+                if row[3] >= self._needed:
                     row[3] = 0
                     return True
                 return False
         known.append([thread, size, stack, 1])
-        return needed <= 1
+        return self._needed <= 1
 
     def _forget_stale(self, now: int) -> None:
         window = self.rules.repeat_window_ns

@@ -357,3 +357,40 @@ def test_a_function_another_tool_wrapped_is_left_to_it(data: Path) -> None:
         assert builtins.open is tool_open and io.open is io_hooks.REAL_OPEN
     finally:
         builtins.open = io_hooks.REAL_OPEN
+
+
+def open_for_reading(path: Path) -> io.BufferedReader:
+    return open(path, "rb")  # the caller closes it
+
+
+def first_site(path: Path) -> io.BufferedReader:
+    return open_for_reading(path)
+
+
+def second_site(path: Path) -> io.BufferedReader:
+    return open_for_reading(path)
+
+
+def test_files_opened_from_one_site_share_one_stack(data: Path) -> None:
+    with canary():
+        files = [open_for_reading(data) for _ in range(3)]
+        stacks = [f.raw._hw_stack for f in files]  # type: ignore[attr-defined]
+        for f in files:
+            f.close()
+    assert stacks[0] is stacks[1] is stacks[2]  # found by the site, not captured again
+    assert stacks[0][0] is open_for_reading.__code__
+
+
+@leaks
+def test_sites_that_differ_one_frame_deeper_are_two_issues(data: Path) -> None:
+    with canary() as watched:
+        for site in (first_site, second_site, first_site):  # the same line calls both
+            site(data).read(1)
+        gc.collect()
+    stacks = {issue.frames[1].function: issue for issue in watched.issues()}
+    assert sorted(stacks) == ["first_site", "second_site"]  # not one site with both's files
+    assert stacks["first_site"].count == 2 and stacks["second_site"].count == 1
+    assert {issue.frames[0].function for issue in stacks.values()} == {"open_for_reading"}
+    assert stacks["first_site"].frames[2].function == (
+        "test_sites_that_differ_one_frame_deeper_are_two_issues"
+    )  # named after every frame of the site has returned

@@ -2,9 +2,10 @@
 ``io-issue`` records (de-duplicated by IOCanary's key, one per key, with a count).
 
 Runs on the host's threads, inside ``open`` and ``close`` and inside finalisers, so the common
-path is short: at open, two membership tests and a walk of at most ``max_frames`` frames
-(code object and instruction offset each; lines are looked up only for a reported issue); at
-close, a few comparisons. Building a record happens once per issue.
+path is short: at open, two membership tests and a look at the top four frames (code object and
+instruction offset each), which find the stack already captured for that site (lines are looked
+up only for a reported issue); at close, a few comparisons. Building a record happens once per
+issue.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ _perf: Final = time.perf_counter_ns
 #: (``/dev/shm`` is a file system, so it is watched).
 SYSTEM_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
 _SHM: Final = "/dev/shm/"
+#: Sites remembered by ``stack_at`` before it starts afresh (a bound on memory, never reached
+#: by an app that opens files from a few hundred places).
+_MAX_SITES: Final = 4096
 
 
 def wrapper_files() -> frozenset[str]:
@@ -76,6 +80,8 @@ class IssueCollector:
     ) -> None:
         self.active = True
         self.rules = rules
+        self._small_buffer_ops = rules.small_buffer_ops
+        self._repeated_read = rules.repeated_read
         self.max_frames = max_frames
         self.ignore_prefixes = ignore_prefixes
         self.ignore_threads: frozenset[int] = frozenset()
@@ -88,6 +94,8 @@ class IssueCollector:
         self._repeats = RepeatedReads(rules)
         self._issues: dict[str, _Issue] = {}
         self._by_site: dict[tuple[object, ...], _Issue] = {}
+        #: Top four offsets -> (their four code objects, the stack): ``stack_at``'s cache.
+        self._sites: dict[tuple[int, ...], tuple[object, ...]] = {}
         self._lock = threading.RLock()  # re-entered when a finaliser runs inside our own work
 
     # -- the hooks' calls ----------------------------------------------------------------------
@@ -98,52 +106,79 @@ class IssueCollector:
             return None
         if _get_ident() in self.ignore_threads:
             return None
-        # The opening stack, code object and offset per frame (lines only when reported),
-        # from the first frame that is not a wrapper of open (ours, io, pathlib, tempfile).
-        skip = self._skip
-        frame: FrameType | None = _getframe(2)  # 1 is the hook's own
-        while frame is not None and frame.f_code.co_filename in skip:
-            frame = frame.f_back
-        stack: list[CodeType | int] = []  # flat: code, offset, code, offset, ...
-        left = self.max_frames
-        while frame is not None and left:
-            stack += (frame.f_code, frame.f_lasti)
-            frame = frame.f_back
-            left -= 1
+        # The opening stack from the hook's caller out, past the wrappers of open (ours, io,
+        # pathlib, tempfile). One stack per site: the top four frames (IOCanary's key), code
+        # object and offset each, find the stack captured at the first open from there, so an
+        # open from a known site reads eleven frame attributes instead of walking max_frames
+        # frames and building a stack (the deeper frames of that first open stand for the rest,
+        # as one record stands for its key). The codes are compared by identity: the stored
+        # stack holds them, so their ids cannot be reused meanwhile.
+        frame = _getframe(2)  # 1 is the hook's own
+        code = frame.f_code
+        if code.co_filename in self._skip:
+            outer = _outside(frame.f_back, self._skip)
+            if outer is None:
+                return ()
+            frame, code = outer, outer.f_code
+        try:
+            second = frame.f_back
+            third = second.f_back  # type: ignore[union-attr]
+            fourth = third.f_back  # type: ignore[union-attr]
+            key = (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
+        except AttributeError:  # fewer than four frames (module-level code): as short to walk
+            return _walk(frame, self.max_frames)
+        site = self._sites.get(key)
+        if (
+            site is not None
+            and site[0] is code
+            and site[1] is second.f_code  # type: ignore[union-attr]
+            and site[2] is third.f_code  # type: ignore[union-attr]
+            and site[3] is fourth.f_code  # type: ignore[union-attr]
+        ):
+            return site[4]  # type: ignore[return-value]
+        stack = _walk(frame, self.max_frames)
+        if len(self._sites) >= _MAX_SITES:
+            self._sites.clear()
+        self._sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]
         return stack
 
     def closed(self, file: Watched) -> None:
-        """A watched file that did I/O closed: the small-buffer and repeated-read rules."""
+        """A watched file that did I/O closed: the small-buffer and repeated-read rules.
+
+        The usual file (a few ops, read whole or written) costs a handful of slot reads and, if
+        read whole, one step of the repeated-read rows; its ``FileStats`` is built only when a
+        rule may fire.
+        """
         if type(file) is FileStats:
-            stats: FileStats = file
-            if stats.done:
-                return
-            stats.done = True
-            ops, writes, eof = stats.ops, stats.writes, stats.eof
-            path, thread, size, stack = stats.path, stats.thread, stats.transferred, stats.stack
-        else:
-            raw: CanaryFileIO = file  # type: ignore[assignment]
-            ops, writes, eof = raw._hw_ops, raw._hw_writes, raw._hw_eof
-            path, thread, size, stack = (
-                raw._hw_path,
-                raw._hw_thread,
-                raw._hw_transferred,
-                raw._hw_stack,
-            )
-        rules = self.rules
-        if ops > rules.small_buffer_ops:
-            stats = _stats(file)
-            if small_buffer(stats, rules):
+            self._closed_stats(file)
+            return
+        raw: CanaryFileIO = file  # type: ignore[assignment]
+        if raw._hw_ops > self._small_buffer_ops:
+            stats = raw.snapshot()
+            if small_buffer(stats, self.rules):
                 self._found(SMALL_BUFFER, stats)
-        if writes:
-            if path in self._repeats:
-                self._repeats.forget(path)
+        if raw._hw_writes:
+            self._repeats.forget(raw._hw_path)
         elif (
-            eof
-            and rules.repeated_read
-            and self._repeats.observe_read(path, thread, size, stack, _perf())
+            raw._hw_eof
+            and self._repeated_read
+            and self._repeats.observe_read(
+                raw._hw_path, raw._hw_thread, raw._hw_transferred, raw._hw_stack, _perf()
+            )
         ):
-            self._found(REPEATED_READ, _stats(file))
+            self._found(REPEATED_READ, raw.snapshot())
+
+    def _closed_stats(self, stats: FileStats) -> None:
+        """``closed`` for a descriptor opened by ``os.open`` (its ``FileStats`` is kept)."""
+        if stats.done:
+            return
+        stats.done = True
+        if stats.ops > self._small_buffer_ops and small_buffer(stats, self.rules):
+            self._found(SMALL_BUFFER, stats)
+        if stats.writes:
+            self._repeats.forget(stats.path)
+        elif stats.eof and self._repeated_read and self._repeats.observe(stats, _perf()):
+            self._found(REPEATED_READ, stats)
 
     def unclosed(self, file: Watched) -> None:
         """Finalised while open (the ResourceWarning case)."""
@@ -227,6 +262,23 @@ class IssueCollector:
         if self.redact is not None:
             path = self.redact.sub("***", path)
         return path
+
+
+def _outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:
+    """The first frame from ``frame`` out that is not a wrapper of open."""
+    while frame is not None and frame.f_code.co_filename in skip:
+        frame = frame.f_back
+    return frame
+
+
+def _walk(frame: FrameType | None, depth: int) -> RawStack:
+    """Up to ``depth`` frames from ``frame`` out: code object, bytecode offset, code, ..."""
+    stack: list[CodeType | int] = []
+    while frame is not None and depth:
+        stack += (frame.f_code, frame.f_lasti)
+        frame = frame.f_back
+        depth -= 1
+    return tuple(stack)
 
 
 def _stats(file: Watched) -> FileStats:

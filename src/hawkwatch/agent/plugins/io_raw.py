@@ -27,8 +27,9 @@ from hawkwatch.agent.plugins import io_threads
 from hawkwatch.model.io import FileStats
 
 #: The opening stack, innermost first, flat: code object, bytecode offset, code, offset, ...
-#: (one list per file; lines are looked up only for a reported issue).
-RawStack = list[CodeType | int]
+#: (one tuple per opening site, shared by its files; lines are looked up only for a reported
+#: issue).
+RawStack = tuple[CodeType | int, ...]
 
 _perf: Final = time.perf_counter_ns
 _modules: Final = sys.modules
@@ -207,6 +208,9 @@ class CanaryFileIO(io.FileIO):
     #: FileIO's own close, reached through the class (module globals may be gone at exit).
     _hw_close = io.FileIO.close
 
+    # Each op's accounting is written out in the op (``account`` for a file of ours): a call
+    # per op would cost as much as the counting itself.
+
     def readinto(self, buffer: Any, /) -> int | None:
         if not self._hw_owner.active:
             return _readinto(self, buffer)
@@ -217,7 +221,20 @@ class CanaryFileIO(io.FileIO):
             size = buffer.nbytes if type(buffer) is memoryview else size_of(buffer)
             if done is not None and done < size:
                 self._hw_eof = True
-            self._hw_account(size, done, t0, t1)
+            self._hw_ops += 1
+            self._hw_requested += size
+            if done:
+                self._hw_transferred += done
+            if size > self._hw_max_buffer:
+                self._hw_max_buffer = size
+            self._hw_cost_ns += t1 - t0
+            events = _modules.get("asyncio.events")
+            if (
+                _track_runs
+                or (events is not None and events._get_running_loop() is not None)
+                or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+            ):
+                self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
             failed(self._hw_owner, exc)
         return done
@@ -233,11 +250,23 @@ class CanaryFileIO(io.FileIO):
             done = None if data is None else len(data)
             if size is None or size < 0:  # readall: asked for everything there was
                 self._hw_eof = True
-                self._hw_account(done or 0, done, t0, t1)
-            else:
-                if done is not None and done < size:
-                    self._hw_eof = True
-                self._hw_account(size, done, t0, t1)
+                size = done or 0
+            elif done is not None and done < size:
+                self._hw_eof = True
+            self._hw_ops += 1
+            self._hw_requested += size
+            if done:
+                self._hw_transferred += done
+            if size > self._hw_max_buffer:
+                self._hw_max_buffer = size
+            self._hw_cost_ns += t1 - t0
+            events = _modules.get("asyncio.events")
+            if (
+                _track_runs
+                or (events is not None and events._get_running_loop() is not None)
+                or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+            ):
+                self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
             failed(self._hw_owner, exc)
         return data
@@ -249,8 +278,21 @@ class CanaryFileIO(io.FileIO):
         data = _readall(self)
         t1 = _perf()
         try:
+            done = len(data)
             self._hw_eof = True
-            self._hw_account(len(data), len(data), t0, t1)
+            self._hw_ops += 1
+            self._hw_requested += done
+            self._hw_transferred += done
+            if done > self._hw_max_buffer:
+                self._hw_max_buffer = done
+            self._hw_cost_ns += t1 - t0
+            events = _modules.get("asyncio.events")
+            if (
+                _track_runs
+                or (events is not None and events._get_running_loop() is not None)
+                or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+            ):
+                self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
             failed(self._hw_owner, exc)
         return data
@@ -264,28 +306,23 @@ class CanaryFileIO(io.FileIO):
         try:
             size = len(buffer) if type(buffer) is bytes else size_of(buffer)
             self._hw_writes += 1
-            self._hw_account(size, done, t0, t1)
+            self._hw_ops += 1
+            self._hw_requested += size
+            if done:
+                self._hw_transferred += done
+            if size > self._hw_max_buffer:
+                self._hw_max_buffer = size
+            self._hw_cost_ns += t1 - t0
+            events = _modules.get("asyncio.events")
+            if (
+                _track_runs
+                or (events is not None and events._get_running_loop() is not None)
+                or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+            ):
+                self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
             failed(self._hw_owner, exc)
         return done
-
-    def _hw_account(self, requested: int, done: int | None, t0: int, t1: int) -> None:
-        """One op (``account`` for a file of ours)."""
-        cost = t1 - t0
-        self._hw_ops += 1
-        self._hw_requested += requested
-        if done:
-            self._hw_transferred += done
-        if requested > self._hw_max_buffer:
-            self._hw_max_buffer = requested
-        self._hw_cost_ns += cost
-        events = _modules.get("asyncio.events")
-        if (
-            _track_runs
-            or (events is not None and events._get_running_loop() is not None)
-            or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
-        ):
-            self._hw_rare(cost, done, t0, t1)
 
     def _hw_rare(self, cost: int, done: int | None, t0: int, t1: int) -> None:
         """The op's continual run (if tracked) and, on a loop thread, the loop rule."""
