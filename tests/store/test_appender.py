@@ -42,6 +42,12 @@ def read_lines(folder: Path) -> list[bytes]:
     return content.lines
 
 
+def assert_cleared(image: bytes) -> None:
+    """Nothing buffered, no stale bytes, no journal: zeros up to the journal's last fields."""
+    assert len(image) == MMAP_SIZE
+    assert image[: MMAP_SIZE - JOURNAL_SIZE + 8] == bytes(MMAP_SIZE - JOURNAL_SIZE + 8)
+
+
 def wait_until(condition, timeout_s: float = 10.0) -> None:
     """Poll ``condition`` until it holds; fail after ``timeout_s`` (a deadline, not a sleep)."""
     deadline = time.monotonic() + timeout_s
@@ -82,17 +88,15 @@ def test_a_line_given_with_its_lf_is_stored_once_with_one_lf(tmp_path):
         assert mmap_bytes(tmp_path)[:12] == b"one\ntwo\n" + END_MARKER
 
 
-def test_flush_moves_exactly_the_lines_to_mtlog_and_clears_only_byte_0(tmp_path):
+def test_flush_moves_exactly_the_lines_to_mtlog_and_zeroes_the_buffer(tmp_path):
     lines = [f"cpu,{i}.0,{i * 1.5}" for i in range(20)]
     data = lines_bytes(lines)
     with AppenderFile(tmp_path, NAME) as appender:
         for line in lines:
             appender.append(line)
         appender.flush()
-        image = mmap_bytes(tmp_path)
-        assert image[0] == 0
-        # As MTAppenderFile does, the rest of the buffer keeps its (now stale) bytes.
-        assert image[1 : len(data) + 4] == data[1:] + END_MARKER
+        # Unlike MTAppenderFile, no stale bytes are left behind (docs/store.md).
+        assert_cleared(mmap_bytes(tmp_path))
         assert mtlog_bytes(tmp_path) == data
         assert appender.buffered_bytes == 0
         assert read_lines(tmp_path) == [x.encode() for x in lines]
@@ -102,6 +106,28 @@ def test_flush_moves_exactly_the_lines_to_mtlog_and_clears_only_byte_0(tmp_path)
         assert image[:10] == b"after\n" + END_MARKER
         assert mtlog_bytes(tmp_path) == data  # not flushed yet
         assert read_lines(tmp_path)[-2:] == [lines[-1].encode(), b"after"]
+
+
+@pytest.mark.parametrize("copied", [0, 1, 3, 9, 25])
+def test_an_append_torn_by_a_kill_after_a_flush_reads_as_no_damage(tmp_path, copied):
+    """A SIGKILL can stop an append's copy half-way (a page fault is window enough): the new
+    line's 00 and part of its body. What lies behind must not read as lines a NUL hides."""
+    flushed = [f"cpu,{i},{'v' * (i % 50)}" for i in range(60)]
+    buffered = ["mem,1,after-the-flush", "mem,2,still-buffered"]
+    with AppenderFile(tmp_path, NAME) as appender:
+        for line in flushed:
+            appender.append(line)
+        appender.flush()
+        for line in buffered:
+            appender.append(line)
+        start = appender.buffered_bytes
+        torn = b"\x00" + b"mem,3,torn-in-the-copy\n"[1 : 1 + copied]
+        with (tmp_path / f"{NAME}.mmap2").open("r+b") as f:  # what the killed copy left
+            f.seek(start)
+            f.write(torn)
+        content = read_appender(tmp_path, NAME)
+        assert content.skipped == []
+        assert content.lines == [x.encode() for x in flushed + buffered]
 
 
 def test_flush_of_an_empty_buffer_writes_nothing(tmp_path):
@@ -179,6 +205,7 @@ def test_a_buffer_whose_first_byte_is_zero_holds_nothing_unflushed(tmp_path):
     assert read_lines(tmp_path) == [b"kept"]
     with AppenderFile(tmp_path, NAME):
         assert mtlog_bytes(tmp_path) == b"kept\n"
+        assert_cleared(mmap_bytes(tmp_path))  # the stale lines too
 
 
 def test_reading_changes_no_file(tmp_path):
@@ -200,9 +227,7 @@ def test_reopen_after_a_dead_writer_moves_only_the_valid_prefix_to_mtlog(tmp_pat
     with AppenderFile(tmp_path, NAME) as appender:
         assert not appender.is_new
         assert mtlog_bytes(tmp_path) == b"old,1,1\n" + valid
-        image = mmap_bytes(tmp_path)
-        assert len(image) == MMAP_SIZE
-        assert image[0] == 0
+        assert_cleared(mmap_bytes(tmp_path))  # no stale bytes stay behind
         assert appender.buffered_bytes == 0
         appender.append("new,1,1")
         assert read_lines(tmp_path) == [

@@ -9,12 +9,15 @@ Byte layout (``formats/hawkeye.md`` §2), shared with MTHawkeye:
 
 A line reaches the ``.mmap2`` with one memory copy and no system call, and the kernel keeps the
 pages of a MAP_SHARED mapping when the process is killed, so every appended line survives a crash.
-hawkwatch adds two things that MTHawkeye readers never see (they lie after the first NUL):
+hawkwatch adds three things that MTHawkeye readers never see (they lie after the first NUL):
 
 * **Commit order.** An append copies the line with its first byte replaced by NUL, and the end
   marker, over the NUL that ended the old data (which so stays NUL); then it writes the line's
   first byte. A kill at any instant leaves either the old valid prefix or the new one, never a
   torn line.
+* **No stale bytes.** After a flush, and when a buffer is opened, everything after byte 0 is
+  zeroed (MTAppenderFile leaves the old lines there). An append killed in the middle of its
+  copy is then followed by zeros, so a reader can tell it from lines hidden by a damaged byte.
 * **Flush journal.** While a block is copied to ``.mtlog``, the last 24 bytes of the ``.mmap2``
   hold ``{magic, .mtlog offset, length, digest}``. Reopening (or reading) after a kill in the middle
   of a flush uses it to keep the block exactly once. MTHawkeye's own data never reaches that far.
@@ -31,6 +34,7 @@ then ``drop_notice`` may append one line saying how many were lost.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import struct
 import threading
@@ -269,7 +273,8 @@ class AppenderFile:
                     if end > length:
                         self._write_journal(offset, end)
                         self._write_block(offset, length, end)
-                    self._map[0] = 0
+                    self._map[0] = 0  # commits the flush: nothing unflushed
+                    self._map[1 : end + 4] = _ZEROS[: end + 3]
                     self._map[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = bytes(8)
                     self._length = 0
             finally:
@@ -385,6 +390,7 @@ class AppenderFile:
         """Move what a dead writer left in the buffer to ``.mtlog``, exactly once."""
         buf = self._map
         if buf[0] == 0:
+            _clear_stale(buf)
             buf[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = bytes(8)
             return
         block = _valid_prefix(buf[:BUFFER_SIZE])
@@ -411,6 +417,7 @@ class AppenderFile:
             "%s: recovered %d unflushed bytes from a previous process", self.mmap_path, len(block)
         )
         buf[0] = 0
+        _clear_stale(buf)
         buf[JOURNAL_OFFSET : JOURNAL_OFFSET + 8] = bytes(8)
 
     def _detach_after_fork(self) -> None:
@@ -429,6 +436,21 @@ class AppenderFile:
             os.close(self._log_fd)
         except (OSError, ValueError, BufferError):
             pass
+
+
+_ZEROS: Final = memoryview(bytes(BUFFER_SIZE))
+
+
+def _clear_stale(buf: mmap.mmap) -> None:
+    """Zero what earlier cycles left after byte 0 (already ``00``), up to the journal.
+
+    A kill in the middle of an append's copy leaves the new line's ``00`` and part of its body,
+    then whatever lay there before. With stale lines there, a reader could not tell them from
+    lines a damaged byte hides; with zeros it can (``appender_read``).
+    """
+    used = len(buf[:JOURNAL_OFFSET].rstrip(b"\x00"))
+    if used > 1:
+        buf[1:used] = _ZEROS[: used - 1]
 
 
 def _valid_prefix(buffer: bytes) -> bytes:

@@ -88,8 +88,10 @@ def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
     """Lines between the NUL that ends the valid data and the end marker that should be there.
 
     A healthy buffer has the marker right at ``end``, or (an append killed before its commit)
-    one uncommitted line and then the marker. More than that means a NUL landed inside the
-    data, hiding the lines after it.
+    one uncommitted line, whole or in part, and then the marker or zeros: hawkwatch zeroes the
+    stale bytes of earlier cycles. More than that means a NUL landed inside the data, hiding
+    the lines after it. (MTHawkeye's own buffers keep stale lines, so there a kill within the
+    first bytes of a copy can look the same.)
     """
     limit = min(len(buffer), JOURNAL_OFFSET)
     if buffer[end : end + 4] == END_MARKER or end >= limit:
