@@ -90,8 +90,8 @@ def test_a_short_episode_straddling_two_windows_gets_its_tree_from_both() -> Non
 
 def test_the_default_rate_is_what_the_budget_pays_for_within_the_limits() -> None:
     assert default_rate(0.1, 0.0, 100.0, 1.0) == 100.0
-    assert default_rate(0.0015, 0.0, 100.0, 1.0) == 10
-    assert default_rate(0.008, 0.0, 100.0, 1.0) == 53  # py-spy takes whole hertz only
+    assert default_rate(0.006, 0.0, 100.0, 1.0) == 10
+    assert default_rate(0.008, 0.0, 100.0, 1.0) == 13  # py-spy takes whole hertz only
     assert default_rate(0.01, 37.4, 100.0, 1.0) == 37
     assert default_rate(0.0001, 0.0, 100.0, 2.0) == 2.0
     assert default_rate(0.01, 37.0, 100.0, 1.0) == 37.0
@@ -127,7 +127,7 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
     chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
     assert chosen is not None
-    assert chosen.options.rate_hz == 53  # 0.8 % at 150 µs a sample, whole hertz
+    assert chosen.options.rate_hz == 13  # 0.8 % at 600 µs a sample, whole hertz
     fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
     assert fixed is not None and fixed.options.rate_hz == 37
 
