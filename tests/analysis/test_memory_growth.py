@@ -79,6 +79,16 @@ def test_steady_growth_names_what_rises_in_most_steps_not_churn() -> None:
     assert [(g.key, g.growth, g.grown, g.steps) for g in found] == [("leak", 400, 4, 4)]
 
 
+def test_a_temporary_caught_in_flight_by_most_snapshots_is_not_a_leak() -> None:
+    # What CI saw: a function building 300 rows and dropping them, caught mid-build by 6 of
+    # 8 snapshots with rising sizes by chance. Back at zero in the second half: not kept.
+    in_flight = [0, 10_000, 50_000, 0, 20_000, 60_000, 100_000, 134_000]
+    leak = [0, 4_000, 8_000, 12_000, 13_000, 20_000, 24_000, 28_000]
+    series = [{"churn": c, "leak": v} for c, v in zip(in_flight, leak, strict=True)]
+    found = steady_growth(series, min_growth=1024, min_fraction=0.75)
+    assert [(g.key, g.growth, g.grown) for g in found] == [("leak", 28_000, 7)]
+
+
 def test_steady_growth_counts_missing_keys_as_zero_and_respects_min_growth() -> None:
     series = [{}, {"new": 10}, {"new": 20}, {"new": 30, "small": 2}]
     assert [g.key for g in steady_growth(series, min_growth=5)] == ["new"]

@@ -129,8 +129,15 @@ def steady_growth(
     min_fraction: float = 0.6,
 ) -> list[SteadyGrowth[K]]:
     """Keys whose value rose in at least ``min_fraction`` of consecutive steps, in total by
-    ``min_growth``, and still over the second half (a bounded cache that filled up and stayed
-    full is not growing); largest total growth first. Missing keys count as zero."""
+    ``min_growth``, and still over the second half; largest total growth first. Missing keys
+    count as zero.
+
+    "Still" means the last value is above the middle one (a bounded cache that filled up and
+    stayed full is not growing) and no value of the second half is back at or below the first.
+    A snapshot that happens to catch a function building a big temporary sees its bytes live
+    for that moment: such values come and go (and, by chance, can rise in most steps), where
+    leaked bytes stay.
+    """
     if len(series) < 2:
         return []
     keys: set[K] = set()
@@ -141,7 +148,8 @@ def steady_growth(
     for key in keys:
         values = [observation.get(key, 0) for observation in series]
         grown = sum(1 for a, b in itertools.pairwise(values) if b > a)
-        still_growing = values[-1] > values[(len(values) - 1) // 2]
+        middle = (len(values) - 1) // 2
+        still_growing = values[-1] > values[middle] and min(values[middle:]) > values[0]
         if values[-1] - values[0] >= min_growth and grown >= min_fraction * steps and still_growing:
             out.append(SteadyGrowth(key, values[0], values[-1], grown, steps))
     out.sort(key=lambda g: (-g.growth, -g.grown, str(g.key)))
