@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hawkwatch.agent.plugins.memory_trace import FunctionNames
-from hawkwatch.analysis.memory_growth import SteadyGrowth, steady_growth
+from hawkwatch.analysis.memory_growth import LEAK_MIN_SHARE, SteadyGrowth, steady_growth
 from hawkwatch.analysis.memory_timeline import Lifetime, live_at, sample_points
 from hawkwatch.model.allocations import (
     AllocationFrame,
@@ -153,7 +153,9 @@ class MemrayRecorder:
             for index, (moment, groups) in enumerate(zip(moments, per_point, strict=True))
         )
         series = [{g.stack_id: g.bytes for g in live.groups} for live in snapshots]
-        suspects = steady_growth(series, min_growth=min_bytes, min_fraction=min_fraction)
+        suspects = steady_growth(
+            series, min_growth=min_bytes, min_fraction=min_fraction, min_share=LEAK_MIN_SHARE
+        )
         return MemrayResult(
             snapshots,
             tuple(suspects),

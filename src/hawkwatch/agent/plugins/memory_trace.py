@@ -20,7 +20,7 @@ from collections import deque
 from pathlib import Path
 
 from hawkwatch.analysis.allocations import build_allocation_report
-from hawkwatch.analysis.memory_growth import SteadyGrowth, steady_growth
+from hawkwatch.analysis.memory_growth import LEAK_MIN_SHARE, SteadyGrowth, steady_growth
 from hawkwatch.model.allocation_report import ReportRules
 from hawkwatch.model.allocations import AllocationFrame, Group, LiveAllocations
 from hawkwatch.model.stack import PyFrame, UniquingTable
@@ -150,7 +150,9 @@ class AllocationTracer:
         if len(self.snapshots) < min_snapshots:
             return []
         series = [{g.stack_id: g.bytes for g in live.groups} for live in self.snapshots]
-        return steady_growth(series, min_growth=min_bytes, min_fraction=min_fraction)
+        return steady_growth(
+            series, min_growth=min_bytes, min_fraction=min_fraction, min_share=LEAK_MIN_SHARE
+        )
 
     def top_stacks(self, live: LiveAllocations) -> list[Group]:
         """The stacks Matrix's emit rules list (≥ 128 KiB or top 10)."""
