@@ -4,12 +4,13 @@ The runtime owns the session, its record store, the scheduler thread and the mon
 one place that catches what a monitor raises: the monitor is stopped, one ``hawkwatch-error``
 record and one log line say why, and the application carries on.
 
-It is also the one place that registers process-wide hooks (``atexit``, ``os.register_at_fork``;
-``install_process_hooks``). Before ``fork()`` every monitor's ``before_fork`` runs and every
-agent thread ends (the OS thread too, so Python 3.12+ sees no extra thread); in the parent they
-resume; in the child the parent's agent is abandoned without touching its locks or files, and a
-new agent with its own session starts. At exit the agent records App::Exit and closes its store
-with ``SIGINT`` deferred, so an interrupt during shutdown never prints a traceback of ours.
+It is also the one place that registers process-wide hooks (``atexit``, ``os.register_at_fork``,
+the ``os.exec*`` wrappers of ``exec_hooks``; ``install_process_hooks``). Before ``fork()`` every
+monitor's ``before_fork`` runs and every agent thread ends (the OS thread too, so Python 3.12+
+sees no extra thread); in the parent they resume; in the child the parent's agent is abandoned
+without touching its locks or files, and a new agent with its own session starts. At exit the
+agent records App::Exit and closes its store with ``SIGINT`` deferred, so an interrupt during
+shutdown never prints a traceback of ours; before an exec it does the same (``exec_hooks``).
 """
 
 from __future__ import annotations
@@ -266,8 +267,9 @@ class Agent:
         """In a forked child: what the parent already logged is recorded but not logged again."""
         self._error_keys = set(parent._error_keys)
 
-    def restart_in_child(self) -> Agent:
-        """In a forked child: a new agent, with a session of its own naming the parent's."""
+    def successor(self) -> Agent:
+        """A new agent with a session of its own naming this one's: in a forked child, or
+        after an exec that failed (``exec_hooks``)."""
         late = [f for f in HOLDER.extra_factories if f not in self.factories]
         agent = Agent(
             self.loaded,
@@ -413,6 +415,9 @@ def install_process_hooks() -> None:
         return
     _hooks_installed = True
     atexit.register(at_exit)
+    from hawkwatch.agent import exec_hooks  # it needs this module loaded first
+
+    exec_hooks.install()
     os.register_at_fork(
         before=_before_fork,
         after_in_parent=_after_fork_in_parent,
@@ -497,7 +502,7 @@ def _after_fork_in_child() -> None:
         return
     try:
         old.abandon_in_child()
-        agent = old.restart_in_child()
+        agent = old.successor()
         HOLDER.agent = agent
         _finish_with_multiprocessing(agent)
     except Exception as exc:

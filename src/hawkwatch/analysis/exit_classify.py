@@ -23,6 +23,9 @@ FATAL_SIGNALS: Final = frozenset(
     for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
     if hasattr(signal, name)
 )
+EXEC_REASON: Final = "exec"
+"""The agent's exit reason when the program replaced itself with ``os.exec*``."""
+_REPLACED: Final = "agent: the program replaced itself with os.exec* (its session ends there)"
 
 
 class ExitFacts(msgspec.Struct, frozen=True):
@@ -99,6 +102,9 @@ def _oom_evidence(facts: ExitFacts) -> list[str]:
 
 def _supervised(facts: ExitFacts, returncode: int) -> ExitVerdict:
     status = f"hawkwatch run saw exit status {returncode}"
+    if facts.agent_exit and facts.agent_exit.get("reason") == EXEC_REASON:
+        became = f"{status} of the program it became"
+        return ExitVerdict("clean", None, None, (_REPLACED, became))
     if returncode >= 0:
         evidence = [f"{status} (exit code {returncode})"]
         if facts.fatal_exception:
@@ -184,6 +190,8 @@ def _from_agent_record(agent: dict[str, Any], facts: ExitFacts) -> ExitVerdict:
     if reason == "uncaught-exception":
         what = agent.get("exception") or facts.fatal_exception or "exception"
         return ExitVerdict("exception", code, None, (f"agent at exit: uncaught {what}",))
+    if reason == EXEC_REASON:
+        return ExitVerdict("clean", None, None, (_REPLACED,))
     if reason == "keyboard-interrupt":
         evidence = ("agent at exit: KeyboardInterrupt (SIGINT)",)
         return ExitVerdict("killed", code, int(signal.SIGINT), evidence)
