@@ -277,3 +277,54 @@ def test_the_runtime_calls_each_monitors_fork_lifecycle(hawkwatch_home: Path) ->
     assert ForkAware.calls == ["start", "before_fork", "after_fork_in_parent"]
     hawkwatch.stop()
     assert ForkAware.calls[-1] == "stop"
+
+
+# A monitor whose before-fork step imports ``logging``, as an agent thread's first message would
+# while the thread is being stopped for the fork: ``logging`` then registers its fork hooks in
+# the middle of this fork.
+LOGGING_IMPORTED_DURING_A_FORK = """
+import os, sys, threading
+import hawkwatch
+from hawkwatch.agent import register_monitor
+
+class ImportsLoggingBeforeFork:
+    name = "imports-logging"
+    def start(self, ctx): pass
+    def stop(self): pass
+    def after_fork_child(self): pass
+    def before_fork(self):
+        import logging
+        return 0
+
+register_monitor(ImportsLoggingBeforeFork)
+hawkwatch.start(resources_enabled=False, imports_enabled=False, gc_enabled=False)
+print("logging before the fork:", "logging" in sys.modules, flush=True)
+pid = os.fork()
+if pid == 0:
+    import logging
+    logging.getLogger("app").warning("the child logs")
+    os._exit(0)
+os.waitpid(pid, 0)
+import logging
+worker = threading.Thread(target=lambda: logging.getLogger("app").warning("a thread logs"))
+worker.start()
+worker.join(10)
+print("hung" if worker.is_alive() else "logging works", flush=True)
+os._exit(0)
+"""
+
+
+def test_logging_imported_during_a_fork_prints_nothing_and_its_lock_is_free(
+    hawkwatch_home: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "fork_imports_logging.py"
+    script.write_text(LOGGING_IMPORTED_DURING_A_FORK, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.splitlines() == ["logging before the fork: False", "logging works"]
+    assert "un-acquired" not in done.stderr and "Exception ignored" not in done.stderr
+    assert "the child logs" in done.stderr and "a thread logs" in done.stderr

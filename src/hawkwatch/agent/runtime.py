@@ -445,6 +445,7 @@ def _guarded(phase: str, call: Callable[[], object]) -> None:
 
 
 def _before_fork() -> None:
+    had_logging = "logging" in sys.modules
     threads, tasks = _own_threads(), _os_thread_count()
     unnamed = 0
     agent = HOLDER.agent
@@ -455,6 +456,27 @@ def _before_fork() -> None:
             log.warning("hawkwatch: before fork failed: %s: %s", type(exc).__name__, exc)
     _guarded("before fork", _worker.before_fork)
     _wait_until_threads_gone(threads, tasks - len(threads) - unnamed if tasks else 0)
+    if not had_logging:
+        _stand_in_for_logging_before_fork()
+
+
+def _stand_in_for_logging_before_fork() -> None:
+    """Take ``logging``'s lock if it was imported while this fork's before-hooks ran.
+
+    The agent imports ``logging`` at its first message, which may come from one of its threads
+    as it is being stopped for the fork. ``logging`` then registers its fork hooks too late for
+    this fork's before-hook but in time for its after-hooks, which release a lock never taken:
+    "cannot release un-acquired lock" on the app's stderr, in parent and child. Taking the lock
+    here, as that hook would have, pairs them. Skipped while the module is still being executed
+    (its hooks may not be registered yet, and a lock nobody releases would hang logging).
+    """
+    logging = sys.modules.get("logging")
+    spec = getattr(logging, "__spec__", None)
+    if logging is None or getattr(spec, "_initializing", False):
+        return
+    take = getattr(logging, "_prepareFork", None) or getattr(logging, "_acquireLock", None)
+    if callable(take):
+        _guarded("before fork", take)
 
 
 def _after_fork_in_parent() -> None:
