@@ -8,6 +8,8 @@ the format, not against itself.
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -265,3 +267,15 @@ def cpu_highload_records(key: str, lasting: float, average: float, roots: list[d
 def stackframe_ext(*entries: tuple[str, list[dict]]) -> bytes:
     """A ``cpu-highload-stackframe-ext`` file: ``<key>,<json>`` then U+00B7 per record."""
     return "".join(f"{key},{_json(roots)}\u00b7" for key, roots in entries).encode()
+
+
+def run_script(
+    folder: Path, source: str, timeout_s: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run ``source`` as a script of its own in this Python (what a test's app does in its own
+    process: exec, fork, exit), capturing its text output."""
+    script = folder / "app_script.py"
+    script.write_text(source, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=timeout_s
+    )

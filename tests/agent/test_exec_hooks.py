@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from hawkwatch.model.profile import CallNode
 from hawkwatch.model.records import ExitState
 from hawkwatch.model.stack import PyFrame
 from hawkwatch.store import Session
-from tests.builders import wait_for
+from tests.builders import run_script, wait_for
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
 
@@ -62,11 +60,7 @@ EXEC_RIGHT_AFTER_A_BURN = textwrap.dedent(
 def test_an_exec_right_after_a_burn_keeps_the_open_episode_and_ends_the_session(
     hawkwatch_home: Path, tmp_path: Path
 ) -> None:
-    script = tmp_path / "exec_after_burn.py"
-    script.write_text(EXEC_RIGHT_AFTER_A_BURN, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
-    )
+    done = run_script(tmp_path, EXEC_RIGHT_AFTER_A_BURN)
     assert done.returncode == 0, done.stderr
     session_path, lasting_at_exec, replaced = done.stdout.splitlines()
     assert replaced == "replaced"  # the exec happened, as the app asked
@@ -82,6 +76,10 @@ def test_an_exec_right_after_a_burn_keeps_the_open_episode_and_ends_the_session(
 def test_a_failed_exec_raises_to_the_app_and_monitoring_goes_on_in_a_new_session(
     hawkwatch_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # an earlier start put our wrapper in; the app then wraps it (and calls it), and the next
+    # start puts ours in front again: two of ours in the chain, one session ended
+    hawkwatch.start(**QUIET)
+    hawkwatch.stop()
     apps_calls: list[str] = []
     previous = os.execv
 

@@ -15,7 +15,7 @@ from hawkwatch.agent import api as agent_api
 from hawkwatch.model import collections as c
 from hawkwatch.model.records import ExitState
 from hawkwatch.store import list_sessions
-from tests.builders import agent_records, json_values, wait_for
+from tests.builders import agent_records, json_values, run_script, wait_for
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
 
@@ -317,14 +317,7 @@ os._exit(0)
 def test_logging_imported_during_a_fork_prints_nothing_and_its_lock_is_free(
     hawkwatch_home: Path, tmp_path: Path
 ) -> None:
-    import subprocess
-    import sys
-
-    script = tmp_path / "fork_imports_logging.py"
-    script.write_text(LOGGING_IMPORTED_DURING_A_FORK, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
-    )
+    done = run_script(tmp_path, LOGGING_IMPORTED_DURING_A_FORK)
     assert done.stdout.splitlines() == ["logging before the fork: False", "logging works"]
     assert "un-acquired" not in done.stderr and "Exception ignored" not in done.stderr
     assert "the child logs" in done.stderr and "a thread logs" in done.stderr

@@ -29,7 +29,9 @@ _MARK: Final = "__hawkwatch_exec__"
 
 
 def install() -> None:
-    """Wrap ``os.execv`` and ``os.execve`` once per process (the wrappers outlive the agent)."""
+    """Wrap ``os.execv`` and ``os.execve`` unless ours is in front (the wrappers outlive the
+    agent). Wrapping again an app's wrapper that calls ours is harmless: the inner one finds
+    the agent finished already."""
     for name in ("execv", "execve"):
         previous = getattr(os, name, None)
         if previous is not None and not getattr(previous, _MARK, False):

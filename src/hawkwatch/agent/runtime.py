@@ -409,15 +409,16 @@ _hooks_installed = False
 
 
 def install_process_hooks() -> None:
-    """Register the ``atexit`` and ``os.register_at_fork`` hooks, once per process."""
+    """Register the ``atexit`` and ``os.register_at_fork`` hooks, once per process; wrap
+    ``os.execv``/``os.execve`` at each start, in front of whatever the app has put there since."""
     global _hooks_installed
+    from hawkwatch.agent import exec_hooks  # it needs this module loaded first
+
+    exec_hooks.install()
     if _hooks_installed:
         return
     _hooks_installed = True
     atexit.register(at_exit)
-    from hawkwatch.agent import exec_hooks  # it needs this module loaded first
-
-    exec_hooks.install()
     os.register_at_fork(
         before=_before_fork,
         after_in_parent=_after_fork_in_parent,
