@@ -7,7 +7,8 @@ exit status — including death by a signal, which the process itself can never 
 child's session as an ``exit-state`` record. Its own exit status is the child's.
 
 Start-up is what every supervised run pays, so before the child starts the supervisor imports
-only what checking the options and spawning need; the record types and the store (msgspec and
+only what checking the options and spawning need (``os.posix_spawn``, not ``subprocess`` and
+its ``threading``; ``os.path``, not ``pathlib``); the record types and the store (msgspec and
 its imports) load while the program runs, on the other core, together with classifying how
 earlier sessions ended (the agent under ``hawkwatch run`` leaves that to us). After the child
 ends, only writing its exit remains.
@@ -18,11 +19,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from types import FrameType
 
 from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
@@ -42,6 +41,7 @@ from hawkwatch.runenv import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 ENGINES: Final = ("auto", "py-spy", "in-process")
@@ -117,7 +117,7 @@ def build_command(command: list[str], module: str | None) -> list[str]:
 def build_environment(
     base: Mapping[str, str],
     options: Mapping[str, str],
-    session_file: Path,
+    session_file: str | os.PathLike[str],
     *,
     children: bool = False,
 ) -> dict[str, str]:
@@ -125,7 +125,7 @@ def build_environment(
     ``children``: Python children of the program start agents of their own too."""
     env = dict(base)
     existing = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(BOOTSTRAP_DIR) + (os.pathsep + existing if existing else "")
+    env["PYTHONPATH"] = BOOTSTRAP_DIR + (os.pathsep + existing if existing else "")
     specs = {spec.name: spec for spec in option_specs()}
     by_flat = {spec.flat_name: spec for spec in specs.values()}
     for name, value in options.items():
@@ -133,7 +133,7 @@ def build_environment(
         env[spec.env_var] = value
     env[SUPERVISED_VAR] = "1"
     env[PYTHON_VAR] = sys.executable
-    env[SESSION_FILE_VAR] = str(session_file)
+    env[SESSION_FILE_VAR] = os.fspath(session_file)
     if children:
         env[CHILDREN_VAR] = "1"
     else:
@@ -155,7 +155,7 @@ def run_program(
     sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
     since = time.time()
     with _scratch_folder() as scratch:
-        session_file = scratch / "session"
+        session_file = os.path.join(scratch, "session")
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
             env[PTRACER_VAR] = str(os.getpid())
@@ -172,6 +172,8 @@ def run_program(
     announced, notes = (lines[0].strip(), lines[1:]) if lines else ("", [])
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
+    from pathlib import Path  # after the program ended: not part of its start
+
     outcome = RunOutcome(returncode, Path(announced) if announced else None)
     if outcome.session_path is None:
         return outcome
@@ -258,7 +260,7 @@ def outcome_message(outcome: RunOutcome) -> str:
 
 
 @contextlib.contextmanager
-def _scratch_folder() -> Iterator[Path]:
+def _scratch_folder() -> Iterator[str]:
     """A private folder for the child's announcement, removed afterwards.
 
     ``os.mkdir`` of a new name (mode 0700; it never follows a planted link) rather than
@@ -283,7 +285,7 @@ def _scratch_folder() -> Iterator[Path]:
 
         folder = tempfile.mkdtemp(prefix="hawkwatch-run-")
     try:
-        yield Path(folder)
+        yield folder
     finally:
         with contextlib.suppress(OSError):
             for name in os.listdir(folder):
@@ -291,9 +293,9 @@ def _scratch_folder() -> Iterator[Path]:
             os.rmdir(folder)
 
 
-def _read_announcement(path: Path) -> str:
+def _read_announcement(path: str) -> str:
     try:
-        with path.open("rb") as f:
+        with open(path, "rb") as f:
             return f.read(4096).decode("utf-8", "replace").strip()
     except OSError:
         return ""
@@ -433,13 +435,12 @@ def _supervise(
     started: Callable[[int], None] | None = None,
     meanwhile: Callable[[], None] | None = None,
 ) -> int:
-    try:
-        child = subprocess.Popen(argv, env=env)
-    except OSError as exc:
-        raise HawkwatchError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
+    """Start the program, forward signals to it, wait; its status in ``subprocess``'s
+    convention (negative: killed by that signal)."""
+    pid = _spawn(argv, env)
     if started is not None:
         try:
-            started(child.pid)
+            started(pid)
         except Exception as exc:  # noqa: BLE001 (the program runs on, profiled in-process)
             print(f"hawkwatch: out-of-process sampler not started: {exc}", file=sys.stderr)
 
@@ -447,7 +448,7 @@ def _supervise(
         if signum == signal.SIGINT and _terminal_sends_sigint_to_child():
             return  # Ctrl-C already reached the child through the terminal
         with contextlib.suppress(ProcessLookupError):
-            child.send_signal(signum)
+            os.kill(pid, signum)
 
     previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
     try:
@@ -455,12 +456,32 @@ def _supervise(
             meanwhile()
         while True:
             try:
-                return child.wait()
+                _, status = os.waitpid(pid, 0)
             except KeyboardInterrupt:
                 continue
+            except ChildProcessError:  # SIGCHLD ignored: gone, status unknown (as subprocess)
+                return 0
+            return os.waitstatus_to_exitcode(status)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+# What ``subprocess.Popen(restore_signals=True)`` resets in the child: Python ignores them.
+_RESET_IN_CHILD: Final = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+)
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> int:
+    """The program's pid. ``os.posix_spawnp`` (vfork and exec, as ``subprocess`` does when it
+    can) without importing ``subprocess``, ``threading`` and ``selectors`` (~3 ms before the
+    program could start). File descriptors: Python opens its own non-inheritable, so the
+    program gets exactly what the supervisor inherited, as when it is run directly."""
+    try:
+        return os.posix_spawnp(argv[0], argv, env, setsigdef=_RESET_IN_CHILD)
+    except OSError as exc:
+        raise HawkwatchError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
 
 
 def _terminal_sends_sigint_to_child() -> bool:

@@ -6,14 +6,17 @@ Kept in a module of its own, importing nothing, so that neither side has to impo
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
     from typing import Final
 
-BOOTSTRAP_DIR: Final = Path(__file__).resolve().parent / "agent" / "_bootstrap"
-"""Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``."""
+BOOTSTRAP_DIR: Final = os.path.join(
+    os.path.dirname(os.path.realpath(__file__)), "agent", "_bootstrap"
+)
+"""Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``. A string: the
+supervisor does not import ``pathlib`` before its spawn."""
 SUPERVISED_VAR: Final = "_HAWKWATCH_SUPERVISED"
 """Set to "1" for the process ``hawkwatch run`` starts; removed from the environment once read."""
 SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
