@@ -36,6 +36,7 @@ from hawkwatch.runenv import (
     PYTHON_VAR,
     SESSION_FILE_VAR,
     SUPERVISED_VAR,
+    TIDY_VAR,
     WATCHING_MAIN,
 )
 
@@ -132,6 +133,7 @@ def build_environment(
         spec = specs.get(name) or by_flat[name]
         env[spec.env_var] = value
     env[SUPERVISED_VAR] = "1"
+    env[TIDY_VAR] = "1"  # old sessions: removed by ``tidy`` after the program ends
     env[PYTHON_VAR] = sys.executable
     env[SESSION_FILE_VAR] = os.fspath(session_file)
     if children:
@@ -185,6 +187,7 @@ def run_program(
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
         return outcome.replace(problem=f"the exit status was not recorded: {_reason(exc)}")
+    tidy(config, outcome.session_path)
     upload = config.upload
     if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
         from hawkwatch.uploader import upload_within
@@ -198,6 +201,8 @@ def prepare(config: Config, spawned: float) -> None:
     """While the program runs: import what writing its exit needs, and classify how earlier
     sessions' processes ended (sessions started before this program; never raises)."""
     try:
+        import shutil  # noqa: F401 - for ``tidy``'s removals, loaded while the program runs
+
         from hawkwatch.agent import crash_recovery
         from hawkwatch.store import sessions_root
 
@@ -208,6 +213,24 @@ def prepare(config: Config, spawned: float) -> None:
             crash_recovery.finish_gone_sessions(root, before=spawned - SPAWN_SLACK_S)
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
+
+
+def tidy(config: Config, session_path: Path) -> None:
+    """Remove old sessions beyond ``sessions.keep`` / ``max_age_days`` now that the program
+    ran (its agent leaves this to us unless it ran long enough to do it; never raises).
+    Done after the program, not at its start: a short program's exit does not pay for it."""
+    from hawkwatch.store import apply_retention
+
+    sessions = config.sessions
+    try:
+        apply_retention(
+            session_path.parent,
+            keep=sessions.keep,
+            max_age_days=sessions.max_age_days,
+            protect=[session_path],
+        )
+    except Exception as exc:  # noqa: BLE001 - the next start tries again
+        print(f"hawkwatch: old sessions not removed: {_reason(exc)}", file=sys.stderr)
 
 
 # A session is named by its process's start time: on Linux exact to a clock tick (10 ms),

@@ -25,6 +25,11 @@ CHILDREN_VAR: Final = "_HAWKWATCH_CHILDREN"
 """Set to "1" by ``hawkwatch run --children``: every Python child of the program (spawned, exec'd)
 starts an agent of its own. Without it only the program itself does (and its ``fork()`` children,
 which cost no new interpreter); other Python children skip the agent before importing it."""
+TIDY_VAR: Final = "_HAWKWATCH_SUPERVISOR_TIDIES"
+"""Set to "1" by a supervisor that removes old sessions after the program ends: the program's
+agent then leaves that to it unless the program runs long enough (``SUPERVISED_TIDY_DELAY_S``);
+removed from the environment once read, like ``SUPERVISED_VAR``."""
+SUPERVISED_TIDY_DELAY_S: Final = 1.0
 PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
 """The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""
 PTRACER_VAR: Final = "_HAWKWATCH_PTRACER"

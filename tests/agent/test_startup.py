@@ -260,3 +260,66 @@ def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
     )
     assert done.returncode == 2
     assert "invalid choice: 'nosuch'" in done.stderr and "'allocations'" in done.stderr
+
+
+def test_under_run_the_supervisor_removes_old_sessions_after_a_short_program(
+    tmp_path: Path,
+) -> None:
+    """A loop of short supervised runs keeps ``sessions.keep`` sessions: the supervisor tidies
+    after each program ends, the program's exit does not."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": "2"}
+    script = Path(sys.executable).with_name("hawkwatch")
+    for _ in range(4):
+        done = subprocess.run(
+            [str(script), "run", "--", sys.executable, "-c", "pass"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "home" / "sessions").iterdir())) == 2
+
+
+def test_a_program_told_its_supervisor_tidies_leaves_old_sessions_at_its_exit(
+    tmp_path: Path,
+) -> None:
+    """The bootstrap as ``hawkwatch run`` sets it up, without the supervisor: a short program
+    removes no session at its exit (the supervisor would, afterwards); without the promise it
+    does."""
+    from hawkwatch.runenv import (
+        BOOTSTRAP_DIR,
+        SESSION_FILE_VAR,
+        SUPERVISED_VAR,
+        TIDY_VAR,
+    )
+
+    def run_four(tidies: bool, home: Path) -> int:
+        for index in range(4):
+            env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+            env |= {
+                "HAWKWATCH_HOME": str(home),
+                "HAWKWATCH_SESSIONS_KEEP": "2",
+                "PYTHONPATH": BOOTSTRAP_DIR,
+                SUPERVISED_VAR: "1",
+                SESSION_FILE_VAR: str(tmp_path / f"announce-{tidies}-{index}"),
+            }
+            if tidies:
+                env[TIDY_VAR] = "1"
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import os; assert os.environ.get('_HAWKWATCH_SUPERVISOR_TIDIES') is None",
+                ],
+                env=env,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, done.stderr
+        return len(list((home / "sessions").iterdir()))
+
+    assert run_four(True, tmp_path / "promised") == 4
+    assert run_four(False, tmp_path / "alone") == 2

@@ -71,6 +71,8 @@ class Agent:
         self.errors_dropped = 0
         self.pid = os.getpid()
         self._retention_due = False
+        self.retention_delay_s = 0.0  # how long after ``schedule_retention`` it runs
+        self.supervisor_tidies = False  # ``hawkwatch run`` removes old sessions after the exit
         self.is_running = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -121,11 +123,13 @@ class Agent:
         At start, except in forked children (the process that started the run does it) and
         under ``hawkwatch run``, whose bootstrap calls this once the program's own code starts:
         a program that never starts (no such script or module) must not push real sessions
-        out, and the supervisor removes its empty session.
+        out, and the supervisor removes its empty session. There it runs
+        ``retention_delay_s`` later, and not at stop: the supervisor tidies after the program
+        ends (``supervisor_tidies``), so a short program never pays for it.
         """
         if self.is_running:
             self._retention_due = True
-            self.scheduler.once(self._apply_retention, self)
+            self.scheduler.once(self._apply_retention, self, self.retention_delay_s)
 
     def _apply_retention(self) -> None:
         """Tidy old sessions (deferred: removing folders need not delay the program's start;
@@ -191,7 +195,8 @@ class Agent:
             return
         self.is_running = False
         self.scheduler.stop()
-        self._apply_retention()  # if the scheduler never got to it
+        if not self.supervisor_tidies:
+            self._apply_retention()  # if the scheduler never got to it
         for monitor in reversed(self.monitors):
             self._call(monitor, "stop", monitor.stop)
         self.monitors.clear()
