@@ -323,3 +323,32 @@ def test_a_program_told_its_supervisor_tidies_leaves_old_sessions_at_its_exit(
 
     assert run_four(True, tmp_path / "promised") == 4
     assert run_four(False, tmp_path / "alone") == 2
+
+
+def test_a_supervised_start_compiles_no_pattern_only_readers_use(tmp_path: Path) -> None:
+    """Escaped values and frame texts are parsed by readers (the report, the supervisor): their
+    patterns are compiled then, not at every agent start."""
+    from hawkwatch.runenv import BOOTSTRAP_DIR, SESSION_FILE_VAR, SUPERVISED_VAR, TIDY_VAR
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": BOOTSTRAP_DIR,
+        SUPERVISED_VAR: "1",
+        SESSION_FILE_VAR: str(tmp_path / "announce"),
+        TIDY_VAR: "1",
+    }
+    program = (
+        "import json, sys\n"
+        "from hawkwatch.agent.api import current_agent\n"
+        "from hawkwatch.model import profile\n"
+        "from hawkwatch.store import records\n"
+        "assert current_agent() is not None\n"
+        "patterns = (records._unescape_patterns, profile._frame_patterns)\n"
+        "print(json.dumps([p.cache_info().currsize for p in patterns]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [0, 0]

@@ -36,7 +36,6 @@ from hawkwatch.store._process import process_start_time
 log = lazy_logger(__name__)
 
 MonitorFactory = Callable[[], Monitor]
-_NO_RETENTION = 1 << 30  # Session.create keeps everything; the agent applies retention later
 ERRORS_PER_MINUTE: Final = 10  # hawkwatch-error records per plugin and minute; the rest are counted
 THREAD_PREFIX: Final = "hawkwatch-"
 THREAD_EXIT_WAIT_S: Final = 0.1  # before fork: how long to wait for a stopped thread's OS thread
@@ -87,8 +86,7 @@ class Agent:
             app_name=config.app.name,
             app_version=config.app.version,
             start_time=self.launch.process_start or None,
-            keep=_NO_RETENTION,  # retention runs on the scheduler thread, after start
-            max_age_days=float(_NO_RETENTION),
+            keep=None,  # retention runs on the scheduler thread, after start (not listed now)
             extra={
                 "parent_session": self.parent_session,
                 "supervised": self.is_supervised,
