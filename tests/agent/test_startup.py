@@ -352,3 +352,20 @@ def test_a_supervised_start_compiles_no_pattern_only_readers_use(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [0, 0]
+
+
+def test_help_is_wrapped_to_the_terminal_width_argparse_would_use() -> None:
+    """The supervisor's help formatter reads the width itself (``COLUMNS``, as
+    ``shutil.get_terminal_size`` does) rather than importing ``shutil`` before the spawn."""
+    widths = {}
+    for columns in ("60", "140"):
+        env = {**os.environ, "COLUMNS": columns}
+        done = subprocess.run(
+            [sys.executable, "-m", "hawkwatch", "run", "--help"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        widths[columns] = max(len(line) for line in done.stdout.splitlines())
+    assert widths["60"] <= 58 < widths["140"] <= 138
