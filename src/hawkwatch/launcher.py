@@ -7,7 +7,8 @@ exit status — including death by a signal, which the process itself can never 
 child's session as an ``exit-state`` record. Its own exit status is the child's.
 
 Start-up is what every supervised run pays, so before the child starts the supervisor imports
-only what checking the options and spawning need; the record types and the store (msgspec and
+only what checking the options and spawning need (``os.posix_spawn``, not ``subprocess`` and
+its ``threading``; ``os.path``, not ``pathlib``); the record types and the store (msgspec and
 its imports) load while the program runs, on the other core, together with classifying how
 earlier sessions ended (the agent under ``hawkwatch run`` leaves that to us). After the child
 ends, only writing its exit remains.
@@ -18,11 +19,9 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from types import FrameType
 
 from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
@@ -37,11 +36,13 @@ from hawkwatch.runenv import (
     PYTHON_VAR,
     SESSION_FILE_VAR,
     SUPERVISED_VAR,
+    TIDY_VAR,
     WATCHING_MAIN,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 ENGINES: Final = ("auto", "py-spy", "in-process")
@@ -117,7 +118,7 @@ def build_command(command: list[str], module: str | None) -> list[str]:
 def build_environment(
     base: Mapping[str, str],
     options: Mapping[str, str],
-    session_file: Path,
+    session_file: str | os.PathLike[str],
     *,
     children: bool = False,
 ) -> dict[str, str]:
@@ -125,15 +126,16 @@ def build_environment(
     ``children``: Python children of the program start agents of their own too."""
     env = dict(base)
     existing = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(BOOTSTRAP_DIR) + (os.pathsep + existing if existing else "")
+    env["PYTHONPATH"] = BOOTSTRAP_DIR + (os.pathsep + existing if existing else "")
     specs = {spec.name: spec for spec in option_specs()}
     by_flat = {spec.flat_name: spec for spec in specs.values()}
     for name, value in options.items():
         spec = specs.get(name) or by_flat[name]
         env[spec.env_var] = value
     env[SUPERVISED_VAR] = "1"
+    env[TIDY_VAR] = "1"  # old sessions: removed by ``tidy`` after the program ends
     env[PYTHON_VAR] = sys.executable
-    env[SESSION_FILE_VAR] = str(session_file)
+    env[SESSION_FILE_VAR] = os.fspath(session_file)
     if children:
         env[CHILDREN_VAR] = "1"
     else:
@@ -155,7 +157,7 @@ def run_program(
     sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
     since = time.time()
     with _scratch_folder() as scratch:
-        session_file = scratch / "session"
+        session_file = os.path.join(scratch, "session")
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
             env[PTRACER_VAR] = str(os.getpid())
@@ -172,6 +174,8 @@ def run_program(
     announced, notes = (lines[0].strip(), lines[1:]) if lines else ("", [])
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
+    from pathlib import Path  # after the program ended: not part of its start
+
     outcome = RunOutcome(returncode, Path(announced) if announced else None)
     if outcome.session_path is None:
         return outcome
@@ -183,6 +187,7 @@ def run_program(
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
         return outcome.replace(problem=f"the exit status was not recorded: {_reason(exc)}")
+    tidy(config, outcome.session_path)
     upload = config.upload
     if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
         from hawkwatch.uploader import upload_within
@@ -196,6 +201,8 @@ def prepare(config: Config, spawned: float) -> None:
     """While the program runs: import what writing its exit needs, and classify how earlier
     sessions' processes ended (sessions started before this program; never raises)."""
     try:
+        import shutil  # noqa: F401 - for ``tidy``'s removals, loaded while the program runs
+
         from hawkwatch.agent import crash_recovery
         from hawkwatch.store import sessions_root
 
@@ -206,6 +213,24 @@ def prepare(config: Config, spawned: float) -> None:
             crash_recovery.finish_gone_sessions(root, before=spawned - SPAWN_SLACK_S)
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
+
+
+def tidy(config: Config, session_path: Path) -> None:
+    """Remove old sessions beyond ``sessions.keep`` / ``max_age_days`` now that the program
+    ran (its agent leaves this to us unless it ran long enough to do it; never raises).
+    Done after the program, not at its start: a short program's exit does not pay for it."""
+    from hawkwatch.store import apply_retention
+
+    sessions = config.sessions
+    try:
+        apply_retention(
+            session_path.parent,
+            keep=sessions.keep,
+            max_age_days=sessions.max_age_days,
+            protect=[session_path],
+        )
+    except Exception as exc:  # noqa: BLE001 - the next start tries again
+        print(f"hawkwatch: old sessions not removed: {_reason(exc)}", file=sys.stderr)
 
 
 # A session is named by its process's start time: on Linux exact to a clock tick (10 ms),
@@ -258,7 +283,7 @@ def outcome_message(outcome: RunOutcome) -> str:
 
 
 @contextlib.contextmanager
-def _scratch_folder() -> Iterator[Path]:
+def _scratch_folder() -> Iterator[str]:
     """A private folder for the child's announcement, removed afterwards.
 
     ``os.mkdir`` of a new name (mode 0700; it never follows a planted link) rather than
@@ -283,7 +308,7 @@ def _scratch_folder() -> Iterator[Path]:
 
         folder = tempfile.mkdtemp(prefix="hawkwatch-run-")
     try:
-        yield Path(folder)
+        yield folder
     finally:
         with contextlib.suppress(OSError):
             for name in os.listdir(folder):
@@ -291,9 +316,9 @@ def _scratch_folder() -> Iterator[Path]:
             os.rmdir(folder)
 
 
-def _read_announcement(path: Path) -> str:
+def _read_announcement(path: str) -> str:
     try:
-        with path.open("rb") as f:
+        with open(path, "rb") as f:
             return f.read(4096).decode("utf-8", "replace").strip()
     except OSError:
         return ""
@@ -433,13 +458,12 @@ def _supervise(
     started: Callable[[int], None] | None = None,
     meanwhile: Callable[[], None] | None = None,
 ) -> int:
-    try:
-        child = subprocess.Popen(argv, env=env)
-    except OSError as exc:
-        raise HawkwatchError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
+    """Start the program, forward signals to it, wait; its status in ``subprocess``'s
+    convention (negative: killed by that signal)."""
+    pid = _spawn(argv, env)
     if started is not None:
         try:
-            started(child.pid)
+            started(pid)
         except Exception as exc:  # noqa: BLE001 (the program runs on, profiled in-process)
             print(f"hawkwatch: out-of-process sampler not started: {exc}", file=sys.stderr)
 
@@ -447,7 +471,7 @@ def _supervise(
         if signum == signal.SIGINT and _terminal_sends_sigint_to_child():
             return  # Ctrl-C already reached the child through the terminal
         with contextlib.suppress(ProcessLookupError):
-            child.send_signal(signum)
+            os.kill(pid, signum)
 
     previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
     try:
@@ -455,12 +479,32 @@ def _supervise(
             meanwhile()
         while True:
             try:
-                return child.wait()
+                _, status = os.waitpid(pid, 0)
             except KeyboardInterrupt:
                 continue
+            except ChildProcessError:  # SIGCHLD ignored: gone, status unknown (as subprocess)
+                return 0
+            return os.waitstatus_to_exitcode(status)
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+# What ``subprocess.Popen(restore_signals=True)`` resets in the child: Python ignores them.
+_RESET_IN_CHILD: Final = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+)
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> int:
+    """The program's pid. ``os.posix_spawnp`` (vfork and exec, as ``subprocess`` does when it
+    can) without importing ``subprocess``, ``threading`` and ``selectors`` (~3 ms before the
+    program could start). File descriptors: Python opens its own non-inheritable, so the
+    program gets exactly what the supervisor inherited, as when it is run directly."""
+    try:
+        return os.posix_spawnp(argv[0], argv, env, setsigdef=_RESET_IN_CHILD)
+    except OSError as exc:
+        raise HawkwatchError(f"cannot start {argv[0]!r}: {exc.strerror}") from exc
 
 
 def _terminal_sends_sigint_to_child() -> bool:

@@ -6,14 +6,17 @@ Kept in a module of its own, importing nothing, so that neither side has to impo
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
     from typing import Final
 
-BOOTSTRAP_DIR: Final = Path(__file__).resolve().parent / "agent" / "_bootstrap"
-"""Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``."""
+BOOTSTRAP_DIR: Final = os.path.join(
+    os.path.dirname(os.path.realpath(__file__)), "agent", "_bootstrap"
+)
+"""Put first on the program's PYTHONPATH; holds only ``sitecustomize.py``. A string: the
+supervisor does not import ``pathlib`` before its spawn."""
 SUPERVISED_VAR: Final = "_HAWKWATCH_SUPERVISED"
 """Set to "1" for the process ``hawkwatch run`` starts; removed from the environment once read."""
 SESSION_FILE_VAR: Final = "_HAWKWATCH_SESSION_FILE"
@@ -22,6 +25,11 @@ CHILDREN_VAR: Final = "_HAWKWATCH_CHILDREN"
 """Set to "1" by ``hawkwatch run --children``: every Python child of the program (spawned, exec'd)
 starts an agent of its own. Without it only the program itself does (and its ``fork()`` children,
 which cost no new interpreter); other Python children skip the agent before importing it."""
+TIDY_VAR: Final = "_HAWKWATCH_SUPERVISOR_TIDIES"
+"""Set to "1" by a supervisor that removes old sessions after the program ends: the program's
+agent then leaves that to it unless the program runs long enough (``SUPERVISED_TIDY_DELAY_S``);
+removed from the environment once read, like ``SUPERVISED_VAR``."""
+SUPERVISED_TIDY_DELAY_S: Final = 1.0
 PYTHON_VAR: Final = "_HAWKWATCH_PYTHON"
 """The supervisor's interpreter: named in the warning when the program's lacks hawkwatch."""
 PTRACER_VAR: Final = "_HAWKWATCH_PTRACER"

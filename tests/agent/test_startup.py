@@ -127,6 +127,10 @@ AFTER_THE_SPAWN = (
     "hawkwatch.agent.crash_recovery",
     "hawkwatch.report.outputs",
     "hawkwatch.api.options",
+    "subprocess",  # os.posix_spawnp starts the program
+    "threading",
+    "pathlib",  # the config file is looked for with os.path
+    "shutil",  # argparse's help formatter is told the terminal's width
 )
 
 
@@ -135,13 +139,12 @@ def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_pa
     environment. The record types, the store and the agent load while the program runs."""
     program = (
         "import json, sys\n"
-        "from pathlib import Path\n"
         "from hawkwatch.cli import build_parser\n"
         "args = build_parser(['run', '--', 'true']).parse_args(['run', '--', 'true'])\n"
         "from hawkwatch import launcher\n"
         "from hawkwatch.config import load_config\n"
         "load_config({}, strict=True)\n"
-        "launcher.build_environment({}, {'gc.threshold_ms': '5'}, Path('x'))\n"
+        "launcher.build_environment({}, {'gc.threshold_ms': '5'}, 'x')\n"
         f"print(json.dumps(sorted(m for m in {sorted(AFTER_THE_SPAWN)!r} if m in sys.modules)))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -257,3 +260,112 @@ def test_a_named_command_is_parsed_by_its_own_parser_alone() -> None:
     )
     assert done.returncode == 2
     assert "invalid choice: 'nosuch'" in done.stderr and "'allocations'" in done.stderr
+
+
+def test_under_run_the_supervisor_removes_old_sessions_after_a_short_program(
+    tmp_path: Path,
+) -> None:
+    """A loop of short supervised runs keeps ``sessions.keep`` sessions: the supervisor tidies
+    after each program ends, the program's exit does not."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": "2"}
+    script = Path(sys.executable).with_name("hawkwatch")
+    for _ in range(4):
+        done = subprocess.run(
+            [str(script), "run", "--", sys.executable, "-c", "pass"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "home" / "sessions").iterdir())) == 2
+
+
+def test_a_program_told_its_supervisor_tidies_leaves_old_sessions_at_its_exit(
+    tmp_path: Path,
+) -> None:
+    """The bootstrap as ``hawkwatch run`` sets it up, without the supervisor: a short program
+    removes no session at its exit (the supervisor would, afterwards); without the promise it
+    does."""
+    from hawkwatch.runenv import (
+        BOOTSTRAP_DIR,
+        SESSION_FILE_VAR,
+        SUPERVISED_VAR,
+        TIDY_VAR,
+    )
+
+    def run_four(tidies: bool, home: Path) -> int:
+        for index in range(4):
+            env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+            env |= {
+                "HAWKWATCH_HOME": str(home),
+                "HAWKWATCH_SESSIONS_KEEP": "2",
+                "PYTHONPATH": BOOTSTRAP_DIR,
+                SUPERVISED_VAR: "1",
+                SESSION_FILE_VAR: str(tmp_path / f"announce-{tidies}-{index}"),
+            }
+            if tidies:
+                env[TIDY_VAR] = "1"
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import os; assert os.environ.get('_HAWKWATCH_SUPERVISOR_TIDIES') is None",
+                ],
+                env=env,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, done.stderr
+        return len(list((home / "sessions").iterdir()))
+
+    assert run_four(True, tmp_path / "promised") == 4
+    assert run_four(False, tmp_path / "alone") == 2
+
+
+def test_a_supervised_start_compiles_no_pattern_only_readers_use(tmp_path: Path) -> None:
+    """Escaped values and frame texts are parsed by readers (the report, the supervisor): their
+    patterns are compiled then, not at every agent start."""
+    from hawkwatch.runenv import BOOTSTRAP_DIR, SESSION_FILE_VAR, SUPERVISED_VAR, TIDY_VAR
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": BOOTSTRAP_DIR,
+        SUPERVISED_VAR: "1",
+        SESSION_FILE_VAR: str(tmp_path / "announce"),
+        TIDY_VAR: "1",
+    }
+    program = (
+        "import json, sys\n"
+        "from hawkwatch.agent.api import current_agent\n"
+        "from hawkwatch.model import profile\n"
+        "from hawkwatch.store import records\n"
+        "assert current_agent() is not None\n"
+        "patterns = (records._unescape_patterns, profile._frame_patterns)\n"
+        "print(json.dumps([p.cache_info().currsize for p in patterns]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [0, 0]
+
+
+def test_help_is_wrapped_to_the_terminal_width_argparse_would_use() -> None:
+    """The supervisor's help formatter reads the width itself (``COLUMNS``, as
+    ``shutil.get_terminal_size`` does) rather than importing ``shutil`` before the spawn."""
+    widths = {}
+    for columns in ("60", "140"):
+        env = {**os.environ, "COLUMNS": columns}
+        done = subprocess.run(
+            [sys.executable, "-m", "hawkwatch", "run", "--help"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        widths[columns] = max(len(line) for line in done.stdout.splitlines())
+    assert widths["60"] <= 58 < widths["140"] <= 138

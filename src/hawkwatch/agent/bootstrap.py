@@ -18,7 +18,14 @@ from pathlib import Path
 from types import FrameType
 
 from hawkwatch.agent import api
-from hawkwatch.runenv import MAIN_STARTED, SESSION_FILE_VAR, SUPERVISED_VAR, WATCHING_MAIN
+from hawkwatch.runenv import (
+    MAIN_STARTED,
+    SESSION_FILE_VAR,
+    SUPERVISED_TIDY_DELAY_S,
+    SUPERVISED_VAR,
+    TIDY_VAR,
+    WATCHING_MAIN,
+)
 
 
 def start_from_environment() -> None:
@@ -26,12 +33,18 @@ def start_from_environment() -> None:
     interpreter_ready = time.time()
     is_supervised = os.environ.pop(SUPERVISED_VAR, None) == "1"
     session_file = os.environ.pop(SESSION_FILE_VAR, None)
+    supervisor_tidies = os.environ.pop(TIDY_VAR, None) == "1" and is_supervised
     started = api.start_agent(
         None, None, {}, interpreter_ready=interpreter_ready, is_supervised=is_supervised
     )
     agent = api.current_agent()
     if not started or agent is None or agent.session is None:
         return
+    if supervisor_tidies and session_file:
+        # Old sessions: removed by the supervisor after the program ends, unless it runs long
+        # enough for the scheduler thread to do it (a short program does not pay for it).
+        agent.retention_delay_s = SUPERVISED_TIDY_DELAY_S
+        agent.supervisor_tidies = True
     _freeze_start_up_objects()
     # Someone else profiling this thread already: main start stays "not captured".
     watching = sys.getprofile() is None
@@ -41,7 +54,7 @@ def start_from_environment() -> None:
     if watching:
         _watch_for_main_start(session_file)
     else:
-        agent.schedule_retention()  # main start cannot be seen: tidy now, as hawkwatch.start() does
+        agent.schedule_retention()  # main start cannot be seen: tidy now (or soon)
 
 
 def _watch_for_main_start(session_file: str | None) -> None:

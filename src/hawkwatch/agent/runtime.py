@@ -37,7 +37,6 @@ from hawkwatch.store._process import process_start_time
 log = lazy_logger(__name__)
 
 MonitorFactory = Callable[[], Monitor]
-_NO_RETENTION = 1 << 30  # Session.create keeps everything; the agent applies retention later
 ERRORS_PER_MINUTE: Final = 10  # hawkwatch-error records per plugin and minute; the rest are counted
 THREAD_PREFIX: Final = "hawkwatch-"
 THREAD_EXIT_WAIT_S: Final = 0.1  # before fork: how long to wait for a stopped thread's OS thread
@@ -72,6 +71,8 @@ class Agent:
         self.errors_dropped = 0
         self.pid = os.getpid()
         self._retention_due = False
+        self.retention_delay_s = 0.0  # how long after ``schedule_retention`` it runs
+        self.supervisor_tidies = False  # ``hawkwatch run`` removes old sessions after the exit
         self.is_running = False
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -86,8 +87,7 @@ class Agent:
             app_name=config.app.name,
             app_version=config.app.version,
             start_time=self.launch.process_start or None,
-            keep=_NO_RETENTION,  # retention runs on the scheduler thread, after start
-            max_age_days=float(_NO_RETENTION),
+            keep=None,  # retention runs on the scheduler thread, after start (not listed now)
             extra={
                 "parent_session": self.parent_session,
                 "supervised": self.is_supervised,
@@ -122,11 +122,13 @@ class Agent:
         At start, except in forked children (the process that started the run does it) and
         under ``hawkwatch run``, whose bootstrap calls this once the program's own code starts:
         a program that never starts (no such script or module) must not push real sessions
-        out, and the supervisor removes its empty session.
+        out, and the supervisor removes its empty session. There it runs
+        ``retention_delay_s`` later, and not at stop: the supervisor tidies after the program
+        ends (``supervisor_tidies``), so a short program never pays for it.
         """
         if self.is_running:
             self._retention_due = True
-            self.scheduler.once(self._apply_retention, self)
+            self.scheduler.once(self._apply_retention, self, self.retention_delay_s)
 
     def _apply_retention(self) -> None:
         """Tidy old sessions (deferred: removing folders need not delay the program's start;
@@ -192,7 +194,8 @@ class Agent:
             return
         self.is_running = False
         self.scheduler.stop()
-        self._apply_retention()  # if the scheduler never got to it
+        if not self.supervisor_tidies:
+            self._apply_retention()  # if the scheduler never got to it
         for monitor in reversed(self.monitors):
             self._call(monitor, "stop", monitor.stop)
         self.monitors.clear()

@@ -118,8 +118,10 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-_THREAD_LINE = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-fA-F]+)")
-_FRAME_LINE = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
+# Compiled at the first dump read (``re``'s cache keeps them), not when the agent's stall
+# monitor imports this module at every start.
+_THREAD_LINE = r"^(?:Current thread|Thread) (0x[0-9a-fA-F]+)"
+_FRAME_LINE = r'^  File "(.*)", line (\d+) in (.*)$'
 
 
 def parse_faulthandler(text: str) -> dict[int, Stack]:
@@ -132,12 +134,13 @@ def parse_faulthandler(text: str) -> dict[int, Stack]:
     """
     stacks: dict[int, list[PyFrame]] = {}
     current: list[PyFrame] | None = None
+    thread_line, frame_line = re.compile(_THREAD_LINE), re.compile(_FRAME_LINE)
     for line in text.splitlines():
-        thread = _THREAD_LINE.match(line)
+        thread = thread_line.match(line)
         if thread is not None:
             current = stacks.setdefault(int(thread.group(1), 16), [])
             continue
-        frame = _FRAME_LINE.match(line)
+        frame = frame_line.match(line)
         if frame is not None and current is not None:
             current.append(PyFrame(frame.group(3), frame.group(1), int(frame.group(2)), ""))
     return {ident: tuple(frames) for ident, frames in stacks.items()}

@@ -19,6 +19,7 @@ Their stored forms are record types (``model.records.cpu``): ``CpuProfile`` for 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Final, Literal
@@ -47,9 +48,16 @@ EXT_RECORD_END: Final = "\u00b7"
 EXT_THRESHOLD_BYTES: Final = 15 * 1024
 """A stack-frame tree whose UTF-8 JSON reaches this size goes to the side file instead."""
 
-# func up to the first " (" (Python names have none), file up to the last ":<line>)"
-_FRAME_TEXT = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>-?\d+)\)$", re.DOTALL)
-_ADDRESS = re.compile(r"^0[xX][0-9a-fA-F]+$")
+
+@functools.cache
+def _frame_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A frame's text and a native address: compiled at the first frame parsed (the report's
+    work), not when the agent imports this module at every start."""
+    return (
+        # func up to the first " (" (Python names have none), file up to the last ":<line>)"
+        re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>-?\d+)\)$", re.DOTALL),
+        re.compile(r"^0[xX][0-9a-fA-F]+$"),
+    )
 
 
 def thread_frame(name: str) -> PyFrame:
@@ -80,11 +88,12 @@ def parse_frame_text(text: str) -> Frame:
     """Inverse of ``frame_label`` (``ValueError`` for an empty string)."""
     if not text:
         raise ValueError("empty frame")
-    if _ADDRESS.match(text):
+    frame_text, address = _frame_patterns()
+    if address.match(text):
         return int(text, 16)
     if text.startswith("thread ") and "(" not in text:
         return PyFrame(text, "", 0, THREAD_MODULE)
-    match = _FRAME_TEXT.match(text)
+    match = frame_text.match(text)
     if match is None:
         return PyFrame(text, "", 0)
     return PyFrame(match["func"], match["file"], int(match["line"]))

@@ -15,6 +15,7 @@ JSON values stay JSON; hawkwatch's reader restores escaped values exactly.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
@@ -65,8 +66,16 @@ _LINE_END: Final = b"\n"
 _encode_into: Final = msgspec.json.Encoder().encode_into
 _JSON_VALUE: Final = JsonRecord.encode_value
 _UNESCAPE = {v: k for k, v in _ESCAPES.items()}
-_ESCAPE_SEQUENCE = re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)")
-_BAD_ESCAPE = re.compile(r"\\(?!\\|n|r|0|x85|u2028|u2029)")
+
+
+@functools.cache
+def _unescape_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """An escape sequence, and one hawkwatch never writes: compiled at the first escaped value
+    read, not at every agent start."""
+    return (
+        re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)"),
+        re.compile(r"\\(?!\\|n|r|0|x85|u2028|u2029)"),
+    )
 
 
 def escape_value(value: str) -> str:
@@ -81,9 +90,10 @@ def unescape_value(stored: str) -> str:
     if not stored.startswith(ESCAPE_PREFIX):
         return stored
     body = stored[len(ESCAPE_PREFIX) :]
-    if _BAD_ESCAPE.search(body.replace("\\\\", "")):
+    sequence, bad = _unescape_patterns()
+    if bad.search(body.replace("\\\\", "")):
         raise ValueError("unknown escape sequence in an escaped value")
-    return _ESCAPE_SEQUENCE.sub(lambda m: _UNESCAPE[m.group()], body)
+    return sequence.sub(lambda m: _UNESCAPE[m.group()], body)
 
 
 def encode_record(collection: str, key: str, value: str) -> bytes:

@@ -110,11 +110,12 @@ class Session:
         app_name: str | None = None,
         app_version: str | None = None,
         start_time: float | None = None,
-        keep: int = DEFAULT_KEEP,
+        keep: int | None = DEFAULT_KEEP,
         max_age_days: float = DEFAULT_MAX_AGE_DAYS,
         extra: dict[str, Any] | None = None,
     ) -> Session:
-        """Create the folder for this process start, write ``session.json``, apply retention."""
+        """Create the folder for this process start, write ``session.json``, apply retention
+        (``keep=None``: not here, the caller applies it later, as the agent does)."""
         base = sessions_root(root)
         started = start_time if start_time is not None else process_start_time()
         try:
@@ -126,7 +127,8 @@ class Session:
         metadata = _metadata(started, app_name, app_version)
         metadata.update(extra or {})
         session.write_metadata(metadata)
-        apply_retention(base, keep=keep, max_age_days=max_age_days, protect=[folder])
+        if keep is not None:
+            apply_retention(base, keep=keep, max_age_days=max_age_days, protect=[folder])
         return session
 
     # -- contents ------------------------------------------------------------------------
