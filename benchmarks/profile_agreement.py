@@ -34,13 +34,14 @@ pausing the program, ``profiler.pyspy_nonblocking=true``), and ``py-spy`` (py-sp
 at 100 Hz, blocking, against ``plain``). A py-spy arm whose hawkwatch py-spy made no window
 stops the benchmark. Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
 
-``--type-tags N`` has every run (every arm, ``plain`` and ``aa`` included) hand out a random
-number of type version tags in [0, N) before the workload starts (``timed_run.py --type-tags``):
-which of a program's class-attribute lookups collide in CPython's type-attribute cache depends
-on that number, and anything run first (the agent, one object the sampler makes during start-up)
-moves it, which on ``richards`` alone was worth −2 to +4 % of a loop's instructions. Drawn
-independently per run, that luck is spread over all arms alike (``aa`` against ``plain`` shows
-its size) rather than charged to one; the table then adds the mean over rounds.
+``--random-layouts`` has every run (every arm, ``plain`` and ``aa`` included) first hand out
+0–255 type version tags and allocate 0–2047 small strings, drawn at random per run
+(``timed_run.py --layout``): which of a program's class-attribute lookups collide in CPython's
+type-attribute cache depends on both, and anything run first (the agent, one object the sampler
+makes during start-up) moves them — on ``richards`` worth up to 9 % of a loop's instructions
+between layouts of the same arm. Drawn independently per run, that luck is spread over all arms
+alike (``aa`` against ``plain`` shows its size) rather than charged to one; the table then adds
+the mean over rounds.
 """
 
 from __future__ import annotations
@@ -319,9 +320,9 @@ BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
 
 
 def arm_command(
-    arm: str, name: str, scale: float, work: Path, pyspy: str, *, tags: int | None = None
+    arm: str, name: str, scale: float, work: Path, pyspy: str, *, layout: str | None = None
 ) -> list[str]:
-    shift = [] if tags is None else ["--type-tags", str(tags)]
+    shift = [] if layout is None else ["--layout", layout]
     body = [sys.executable, str(DRIVER), *shift, *workload_argv(name, scale)]
     hw = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF, *STALL_OFF]
     profiled = {
@@ -349,7 +350,7 @@ def overhead(
     pyspy: str,
     arms: Sequence[str] = ARMS,
     *,
-    type_tags: int = 0,
+    random_layouts: bool = False,
 ) -> list[str]:
     summary: list[str] = []
     draw = random.Random()
@@ -362,9 +363,10 @@ def overhead(
                 order = [*arms[shift:], *arms[:shift]]
                 for arm in order:
                     home = work / f"home-{arm}-{round_number}"
-                    tags = draw.randrange(type_tags) if type_tags > 0 else None
+                    layout = (f"{draw.randrange(256)},{draw.randrange(2048)}"
+                              if random_layouts else None)  # fmt: skip
                     done = subprocess.run(
-                        arm_command(arm, name, scale, work, pyspy, tags=tags), cwd=REPO,
+                        arm_command(arm, name, scale, work, pyspy, layout=layout), cwd=REPO,
                         env=_env(home), capture_output=True, text=True, check=False,
                     )  # fmt: skip
                     if arm.startswith("hw-pyspy"):
@@ -375,9 +377,9 @@ def overhead(
                     result = json.loads(lines[-1])
                     if round_number:
                         times[arm].append((result["work_s"], result["work_cpu_s"]))
-            shifted = f", type tags shifted by 0…{type_tags - 1} per run" if type_tags > 0 else ""
+            shifted = ", a random memory layout per run" if random_layouts else ""
             print(f"\noverhead on {name} ({rounds} rounds{shifted}, median of per-round ratios "
-                  "[min … max]" + (", mean" if type_tags > 0 else "") + "):")  # fmt: skip
+                  "[min … max]" + (", mean" if random_layouts else "") + "):")  # fmt: skip
             print(f"  {'arm':24} {'vs':8} {'wall':>26} {'cpu':>26}")
             for arm in arms:
                 base = BASELINE.get(arm, "hw-off")
@@ -390,11 +392,12 @@ def overhead(
                     cells.append(f"{statistics.median(ratios) * 100:+6.2f}% "
                                  f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]"
                                  + (f" mean {statistics.fmean(ratios) * 100:+.2f}%"
-                                    if type_tags > 0 else ""))  # fmt: skip
+                                    if random_layouts else ""))  # fmt: skip
                 print(f"  {arm:24} {base:8} {cells[0]:>26} {cells[1]:>26}")
                 if arm != "hw-off":
-                    summary.append(f"{name} {arm} wall {cells[0].split()[0]} cpu "
-                                   f"{cells[1].split()[0]}")  # fmt: skip
+                    wall, cpu = ((c.split()[0] + (f" (mean {c.split()[-1]})" if random_layouts
+                                                  else "")) for c in cells)  # fmt: skip
+                    summary.append(f"{name} {arm} wall {wall} cpu {cpu}")
     return summary
 
 
@@ -413,9 +416,10 @@ def main() -> int:
     parser.add_argument("--overhead-workloads", default="raytrace,richards")
     parser.add_argument("--arms", default=",".join(ARMS), help="overhead arms to run")
     parser.add_argument("--overhead-scale", type=float, default=0.5)
-    parser.add_argument("--type-tags", type=int, default=0,
-                        help="overhead runs hand out a random 0…N-1 type version tags first, "
-                        "so no arm keeps one lucky or unlucky type-cache layout (see above)")
+    parser.add_argument("--random-layouts", action="store_true",
+                        help="each overhead run shifts type version tags and the heap by a "
+                        "random amount first, so no arm keeps one lucky or unlucky type-cache "
+                        "layout (see above)")
     parser.add_argument("-c", dest="options", action="append", default=[],
                         help="extra hawkwatch option for its agreement runs (diagnostics)")
     args = parser.parse_args()
@@ -436,7 +440,7 @@ def main() -> int:
     if args.overhead_rounds and ovh_names:
         arms = tuple(args.arms.split(","))
         summary += overhead(ovh_names, args.overhead_rounds, args.overhead_scale, pyspy, arms,
-                            type_tags=args.type_tags)  # fmt: skip
+                            random_layouts=args.random_layouts)  # fmt: skip
     print("summary: " + "; ".join(summary))
     return 0
 
