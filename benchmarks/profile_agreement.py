@@ -3,7 +3,7 @@ and what each sampler costs the program.
 
 Run: python benchmarks/profile_agreement.py [--runs 4] [--more-runs richards=12,...]
          [--scale 1.0] [--workloads all|a,b] [--overhead-rounds 5]
-         [--overhead-workloads raytrace,richards]
+         [--overhead-workloads raytrace,richards] [--random-layouts]
 
 Workloads, none written here: pyperformance's ``raytrace``, ``richards``, ``go`` and
 ``json_dumps``, run from the benchmark scripts its package ships (``data-files/benchmarks/
