@@ -3,7 +3,7 @@ and what each sampler costs the program.
 
 Run: python benchmarks/profile_agreement.py [--runs 4] [--more-runs richards=12,...]
          [--scale 1.0] [--workloads all|a,b] [--overhead-rounds 5]
-         [--overhead-workloads raytrace,richards]
+         [--overhead-workloads raytrace,richards] [--random-layouts]
 
 Workloads, none written here: pyperformance's ``raytrace``, ``richards``, ``go`` and
 ``json_dumps``, run from the benchmark scripts its package ships (``data-files/benchmarks/
@@ -33,6 +33,15 @@ every monitor off: the baseline of the hawkwatch arms), ``hw-pyspy-100``/``hw-py
 pausing the program, ``profiler.pyspy_nonblocking=true``), and ``py-spy`` (py-spy record
 at 100 Hz, blocking, against ``plain``). A py-spy arm whose hawkwatch py-spy made no window
 stops the benchmark. Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
+
+``--random-layouts`` has every run (every arm, ``plain`` and ``aa`` included) first hand out
+0–255 type version tags and allocate 0–2047 small strings, drawn at random per run
+(``timed_run.py --layout``): which of a program's class-attribute lookups collide in CPython's
+type-attribute cache depends on both, and anything run first (the agent, one object the sampler
+makes during start-up) moves them — on ``richards`` worth up to 9 % of a loop's instructions
+between layouts of the same arm. Drawn independently per run, that luck is spread over all arms
+alike (``aa`` against ``plain`` shows its size) rather than charged to one; the table then adds
+the mean over rounds.
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ import json
 import math
 import os
 import platform
+import random
 import re
 import statistics
 import subprocess
@@ -309,8 +319,11 @@ ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-bu
 BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
 
 
-def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> list[str]:
-    body = [sys.executable, str(DRIVER), *workload_argv(name, scale)]
+def arm_command(
+    arm: str, name: str, scale: float, work: Path, pyspy: str, *, layout: str | None = None
+) -> list[str]:
+    shift = [] if layout is None else ["--layout", layout]
+    body = [sys.executable, str(DRIVER), *shift, *workload_argv(name, scale)]
     hw = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF, *STALL_OFF]
     profiled = {
         "hw-pyspy-100": ["--profile", "-cprofiler.engine=py-spy", "-cprofiler.rate_hz=100"],
@@ -331,9 +344,16 @@ def arm_command(arm: str, name: str, scale: float, work: Path, pyspy: str) -> li
 
 
 def overhead(
-    names: list[str], rounds: int, scale: float, pyspy: str, arms: Sequence[str] = ARMS
+    names: list[str],
+    rounds: int,
+    scale: float,
+    pyspy: str,
+    arms: Sequence[str] = ARMS,
+    *,
+    random_layouts: bool = False,
 ) -> list[str]:
     summary: list[str] = []
+    draw = random.Random()
     with tempfile.TemporaryDirectory(prefix="hw-agreement-ovh-") as tmp:
         work = Path(tmp)
         for name in names:
@@ -343,8 +363,10 @@ def overhead(
                 order = [*arms[shift:], *arms[:shift]]
                 for arm in order:
                     home = work / f"home-{arm}-{round_number}"
+                    layout = (f"{draw.randrange(256)},{draw.randrange(2048)}"
+                              if random_layouts else None)  # fmt: skip
                     done = subprocess.run(
-                        arm_command(arm, name, scale, work, pyspy), cwd=REPO,
+                        arm_command(arm, name, scale, work, pyspy, layout=layout), cwd=REPO,
                         env=_env(home), capture_output=True, text=True, check=False,
                     )  # fmt: skip
                     if arm.startswith("hw-pyspy"):
@@ -355,8 +377,9 @@ def overhead(
                     result = json.loads(lines[-1])
                     if round_number:
                         times[arm].append((result["work_s"], result["work_cpu_s"]))
-            print(f"\noverhead on {name} ({rounds} rounds, median of per-round ratios "
-                  "[min … max]):")  # fmt: skip
+            shifted = ", a random memory layout per run" if random_layouts else ""
+            print(f"\noverhead on {name} ({rounds} rounds{shifted}, median of per-round ratios "
+                  "[min … max]" + (", mean" if random_layouts else "") + "):")  # fmt: skip
             print(f"  {'arm':24} {'vs':8} {'wall':>26} {'cpu':>26}")
             for arm in arms:
                 base = BASELINE.get(arm, "hw-off")
@@ -367,11 +390,14 @@ def overhead(
                     ratios = [a[column] / b[column] - 1 for a, b in zip(times[arm], times[base],
                                                                         strict=True)]
                     cells.append(f"{statistics.median(ratios) * 100:+6.2f}% "
-                                 f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]")
+                                 f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]"
+                                 + (f" mean {statistics.fmean(ratios) * 100:+.2f}%"
+                                    if random_layouts else ""))  # fmt: skip
                 print(f"  {arm:24} {base:8} {cells[0]:>26} {cells[1]:>26}")
                 if arm != "hw-off":
-                    summary.append(f"{name} {arm} wall {cells[0].split()[0]} cpu "
-                                   f"{cells[1].split()[0]}")  # fmt: skip
+                    wall, cpu = ((c.split()[0] + (f" (mean {c.split()[-1]})" if random_layouts
+                                                  else "")) for c in cells)  # fmt: skip
+                    summary.append(f"{name} {arm} wall {wall} cpu {cpu}")
     return summary
 
 
@@ -390,6 +416,10 @@ def main() -> int:
     parser.add_argument("--overhead-workloads", default="raytrace,richards")
     parser.add_argument("--arms", default=",".join(ARMS), help="overhead arms to run")
     parser.add_argument("--overhead-scale", type=float, default=0.5)
+    parser.add_argument("--random-layouts", action="store_true",
+                        help="each overhead run shifts type version tags and the heap by a "
+                        "random amount first, so no arm keeps one lucky or unlucky type-cache "
+                        "layout (see above)")
     parser.add_argument("-c", dest="options", action="append", default=[],
                         help="extra hawkwatch option for its agreement runs (diagnostics)")
     args = parser.parse_args()
@@ -409,7 +439,8 @@ def main() -> int:
     ovh_names = [n for n in args.overhead_workloads.split(",") if n]
     if args.overhead_rounds and ovh_names:
         arms = tuple(args.arms.split(","))
-        summary += overhead(ovh_names, args.overhead_rounds, args.overhead_scale, pyspy, arms)
+        summary += overhead(ovh_names, args.overhead_rounds, args.overhead_scale, pyspy, arms,
+                            random_layouts=args.random_layouts)  # fmt: skip
     print("summary: " + "; ".join(summary))
     return 0
 

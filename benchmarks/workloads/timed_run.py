@@ -1,9 +1,20 @@
 """Run a script or ``-m module`` in this process and print its own wall and CPU time as JSON.
 
-Run: python benchmarks/workloads/timed_run.py SCRIPT ARGS… | -m MODULE ARGS…
+Run: python benchmarks/workloads/timed_run.py [--layout K,P] SCRIPT ARGS… | -m MODULE ARGS…
 
 Interpreter start-up and the agent's start are outside the timed span, so a profiler's
-steady-state cost is what the figures show. The last line is ``{"work_s", "work_cpu_s"}``.
+steady-state cost is what the figures show. The last line is ``{"work_s", "work_cpu_s"}``
+(and ``"layout"`` when asked for).
+
+``--layout K,P`` first makes K throwaway classes and looks an attribute up on each, which gives
+each a type version tag, and keeps P small strings alive. CPython finds a class attribute
+through a 4096-entry cache indexed by the class's version tag XOR the attribute name's address,
+so which of a program's hot lookups collide there — and miss on every call — depends on how many
+tags were handed out before its classes got theirs and on where its strings landed. Anything
+that runs first (an agent, one more import, one object made during start-up) moves both, by
+luck for better or worse: on pyperformance's ``richards`` under callgrind, a loop's instructions
+moved by up to 9 % between layouts of plain ``hawkwatch run``. Drawing K and P at random per run
+spreads that luck over every arm of an A/B comparison instead of charging it to one.
 """
 
 import json
@@ -12,8 +23,22 @@ import sys
 import time
 
 
+def shift_layout(tags: int, strings: int) -> list[object]:
+    """Hand out ``tags`` type version tags and allocate ``strings`` small strings (both kept
+    alive: a tag is not reused, and freed blocks would be handed out again first)."""
+    classes = [type(f"TagShift{i}", (), {}) for i in range(tags)]
+    for cls in classes:
+        getattr(cls, "absent", None)  # a type-cache lookup assigns the class its version tag
+    return [*classes, *(str(i) * 2 for i in range(strings))]
+
+
 def main() -> None:
     argv = sys.argv[1:]
+    layout = None
+    if argv[:1] == ["--layout"]:
+        tags, _, strings = argv[1].partition(",")
+        layout, argv = (int(tags), int(strings or 0)), argv[2:]
+    keep = shift_layout(*(layout or (0, 0)))
     start, start_cpu = time.perf_counter(), time.process_time()
     try:
         if argv[0] == "-m":
@@ -27,7 +52,10 @@ def main() -> None:
             raise
     work_s, work_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
     sys.stdout.flush()
-    print(json.dumps({"work_s": work_s, "work_cpu_s": work_cpu_s}), flush=True)
+    result: dict[str, object] = {"work_s": work_s, "work_cpu_s": work_cpu_s}
+    if layout is not None:
+        result["layout"] = [*layout, len(keep)]
+    print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":
