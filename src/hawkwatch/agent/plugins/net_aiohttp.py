@@ -86,6 +86,7 @@ class AiohttpInstrumentation(Instrumentation):
     ``TraceConfig`` added to every new session (``net_aiohttp_signals``)."""
 
     def install(self, aiohttp: Any) -> None:
+        self.add_default(aiohttp.ClientResponse, _TX, None)  # see net_stdlib: not __dict__
         if _direct_supported(aiohttp):
             self._install_direct(aiohttp)
         else:
@@ -117,7 +118,7 @@ class AiohttpInstrumentation(Instrumentation):
 
         async def read(response: Any) -> Any:
             body = await original_read(response)
-            hop = response.__dict__.get(_TX)
+            hop = response._hawkwatch_tx
             if hop is not None and hop.response_bytes is None:
                 hop.response_bytes = len(body)
             _end(response, finish)
@@ -213,7 +214,7 @@ def _wrap_start(original: Any) -> Callable[..., Any]:
         hop.response_start = _clock()
         hop.status, hop.head = response.status, response.version
         hop.response = response.raw_headers  # described on the scheduler thread; not the
-        response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
+        response._hawkwatch_tx = hop  # response: it is finalized on the loop, as without us
         return result
 
     return start
@@ -251,8 +252,11 @@ def _follow(hop: _Hop, now: int, finish: Finish) -> _Hop:
 
 
 def _end(response: Any, finish: Finish) -> None:
-    hop = response.__dict__.pop(_TX, None)
-    if hop is None or hop.finished:
+    hop = response._hawkwatch_tx
+    if hop is None:
+        return
+    response._hawkwatch_tx = None
+    if hop.finished:
         return
     hop.response_end = hop.response_end or _clock()
     hop.finished = True
