@@ -133,3 +133,26 @@ def test_defaults_stay_while_a_wrapper_of_ours_stays_in_another_tools_chain(
         conn.close()
     finally:
         http.client.HTTPConnection.getresponse = ours.__wrapped__  # type: ignore[attr-defined]
+
+
+def test_aiohttp_header_bytes_are_those_sent_and_received(
+    server: HttpServer, hawkwatch_home: Path
+) -> None:
+    """Summed in C on the scheduler thread: the same as a sum over each header."""
+    hawkwatch.start(**{"stall.enabled": False})
+    folder = session_folder()
+
+    async def fetch() -> tuple[Any, Any]:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(server.url("/ok"), headers={"X-Extra": "é1"}) as response,
+        ):
+            await response.read()
+            return response.request_info.headers, response.raw_headers
+
+    sent, received = asyncio.run(fetch())
+    hawkwatch.stop()
+    (record,) = transactions(folder)
+    assert record.response_header_bytes == sum(len(k) + len(v) + 4 for k, v in received)
+    assert record.request_bytes == sum(len(k) + len(v) + 4 for k, v in sent.items())
+    assert record.http_version == "1.1" and "X-Extra" in sent
