@@ -156,3 +156,15 @@ def test_an_httpcore_of_another_shape_is_not_timed_directly() -> None:
     assert net_httpcore.supported(newer) is False
     missing = SimpleNamespace(__version__="1.0.9", __name__="no_such_httpcore")
     assert net_httpcore.supported(missing) is False
+
+
+@pytest.mark.parametrize("content", [None, b"", b"x" * 300])
+def test_request_bytes_are_the_head_as_sent_and_the_declared_body(content: bytes | None) -> None:
+    from hawkwatch.agent.plugins.net_httpx import _request_bytes
+
+    request = httpx.Request("POST" if content is not None else "GET", "http://h:81/p?q=1",
+                            headers={"X-A": "1", "x-a": "2", "Accept": "*/*"},
+                            content=content)  # fmt: skip
+    head = sum(len(name) + len(value) + 4 for name, value in request.headers.raw)
+    assert _request_bytes(request) == head + len(content or b"")
+    assert head > 40 and ((content is not None) is ("content-length" in request.headers))
