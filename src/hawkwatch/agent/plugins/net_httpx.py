@@ -17,7 +17,6 @@ import inspect
 import time
 from collections.abc import Callable
 from itertools import chain
-from operator import itemgetter
 from typing import Any, Final
 
 from hawkwatch.agent.plugins import net_stdlib
@@ -223,22 +222,19 @@ def _learn(name: str) -> Handler:
 
 def _request_bytes(request: Any) -> int:
     """Head and declared body bytes, from the headers' own list when it is what httpx keeps
-    (raw name, lowered name, value), summed in C: ``raw`` and ``get`` each build or scan a
-    list again in Python."""
+    (raw name, lowered name, value): ``raw`` and ``get`` each build or scan a list again."""
     headers = request.headers
     kept = getattr(headers, "_list", None)
     if not (isinstance(kept, list) and kept and len(kept[0]) == 3):
         head = sum(len(k) + len(v) + 4 for k, v in headers.raw)
         length = headers.get("content-length")
         return head + (int(length) if length and length.isdigit() else 0)
-    total = sum(map(len, map(_first, kept))) + sum(map(len, map(_third, kept))) + 4 * len(kept)
-    for length in [value for _, name, value in kept if name == b"content-length"]:
-        if length.isdigit():
-            total += int(length)
+    total = 0
+    for raw_name, name, value in kept:
+        total += len(raw_name) + len(value) + 4
+        if name == b"content-length" and value.isdigit():
+            total += int(value)
     return total
-
-
-_first, _third = itemgetter(0), itemgetter(2)
 
 
 def _describe(hop: Timeline, name: str, value: Any) -> None:
