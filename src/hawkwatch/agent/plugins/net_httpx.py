@@ -14,6 +14,7 @@ end) to the hop's first event: pool waiting plus httpx's own preparation.
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from collections.abc import Callable
 from itertools import chain
@@ -290,11 +291,10 @@ class HttpxInstrumentation(Instrumentation):
 
     def install(self, httpx: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
-        import httpcore
-
         from hawkwatch.agent.plugins import net_httpcore
 
-        direct = net_httpcore.supported(httpcore)
+        httpcore = sys.modules.get("httpcore")  # httpx imported it (the agent never does)
+        direct = httpcore is not None and net_httpcore.supported(httpcore)
         if direct:
             net_httpcore.install(self, httpcore)
         key = net_httpcore.EXTENSION
