@@ -12,6 +12,10 @@ off) / (requests/s on) − 1; printed: the median over rounds, min and max. Targ
 it is what a slower server or a real network would dilute. The client's own CPU time per
 request (µs, on/off) is printed too: it is steadier than requests/s on a shared machine.
 
+``--control``: each round also runs a second ``off`` process (A/A, same alternation): its median
+ratio says how far two identical arms drift apart on this machine now (other work, CPU
+frequency), the noise floor the overhead must be read against on a shared machine.
+
 ``--accuracy`` also runs ``workloads/net_accuracy.py`` per family: a server waits 200 ms before the
 first byte, trickles a body over 4 × 50 ms, and a name resolves after 100 ms; printed is how far
 each measured phase (ttfb, receive, dns — for httpx-async DNS is inside tcp) is from the delay,
@@ -74,6 +78,7 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--accuracy", action="store_true", help="also measure phase accuracy")
     parser.add_argument("--accuracy-runs", type=int, default=5)
+    parser.add_argument("--control", action="store_true", help="also an A/A (off vs off) pair")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -87,12 +92,20 @@ def main() -> None:
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/"
         print(f"server {url}; {args.requests} requests per arm, {args.pairs} rounds, alternated")
         print(f"{'family':<12} {'rps off':>9} {'rps on':>9} {'overhead':>9} {'min':>7} "
-              f"{'max':>7} {'µs/req':>7} {'cpu µs off/on':>14}  target")  # fmt: skip
+              f"{'max':>7} {'µs/req':>7} {'cpu µs off/on':>14}"
+              + (f" {'A/A':>7}" if args.control else "") + "  target")  # fmt: skip
         for family in args.families.split(","):
-            ratios, offs, ons, cpu_off, cpu_on = [], [], [], [], []
+            ratios, offs, ons, cpu_off, cpu_on, controls = [], [], [], [], [], []
             for round_index in range(args.pairs):
                 arms = ("off", "on") if round_index % 2 == 0 else ("on", "off")
-                got = {arm: one_arm(family, url, args.requests, arm, env) for arm in arms}
+                if args.control:  # a second off arm, first and last in turn
+                    arms = ("control", *arms) if round_index % 2 == 0 else (*arms, "control")
+                got = {
+                    arm: one_arm(family, url, args.requests, arm.replace("control", "off"), env)
+                    for arm in arms
+                }
+                if args.control:
+                    controls.append(got["off"][0] / got["control"][0] - 1)
                 offs.append(got["off"][0])
                 ons.append(got["on"][0])
                 cpu_off.append(got["off"][1])
@@ -107,7 +120,8 @@ def main() -> None:
             print(f"{family:<12} {statistics.median(offs):>9.0f} {statistics.median(ons):>9.0f} "
                   f"{median:>+8.1%} {min(ratios):>+7.1%} {max(ratios):>+7.1%} {cost_us:>7.1f}"
                   f" {statistics.median(cpu_off):>6.1f}/{statistics.median(cpu_on):<7.1f}"
-                  f"  {verdict}")  # fmt: skip
+                  + (f" {statistics.median(controls):>+7.1%}" if controls else "")
+                  + f"  {verdict}")  # fmt: skip
         if args.accuracy:
             accuracy([f for f in args.families.split(",") if f != "http.client"],
                      args.accuracy_runs, env)  # fmt: skip

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from hawkwatch.agent.plugins.net_aiohttp import _TX, _Hop
+from hawkwatch.agent.plugins.net_aiohttp import _Hop
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
@@ -150,7 +150,7 @@ class _Signals:
             response = params.response
             hop.status, hop.head = response.status, response.version
             hop.response = response.raw_headers  # described on the scheduler thread; not the
-            response.__dict__[_TX] = hop  # response: it is finalized on the loop, as without us
+            response._hawkwatch_tx = hop  # response: it is finalized on the loop, as without us
 
     async def chunk_received(self, session: Any, context: SimpleNamespace, params: Any) -> None:
         hop = getattr(context, _HOP, None)

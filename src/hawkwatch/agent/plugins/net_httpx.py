@@ -14,6 +14,7 @@ end) to the hop's first event: pool waiting plus httpx's own preparation.
 from __future__ import annotations
 
 import inspect
+import sys
 import time
 from collections.abc import Callable
 from itertools import chain
@@ -53,7 +54,7 @@ class _Tracer:
     """
 
     __slots__ = ("ended", "finish", "hops", "is_async", "on_error", "previous", "returned",
-                 "tcp_started")  # fmt: skip
+                 "tcp_started", "traced")  # fmt: skip
 
     def __init__(self, request: Any, finish: Finish, previous: Any, on_error: OnError) -> None:
         self.is_async = False  # the loop's thread: no socket-layer stamps (DNS is elsewhere)
@@ -66,6 +67,8 @@ class _Tracer:
         self.tcp_started: int | None = None
         self.returned = False
         self.ended = False
+        self.traced = False
+        """Timed by the trace extension from here on (``net_httpcore``: HTTP/2)."""
 
     @property
     def hop(self) -> _Hop:
@@ -283,10 +286,18 @@ def _ours(trace: Any) -> _Tracer | None:
 
 
 class HttpxInstrumentation(Instrumentation):
-    """Wraps ``httpx.Client.send`` and ``httpx.AsyncClient.send`` of an imported ``httpx``."""
+    """Wraps ``httpx.Client.send`` and ``httpx.AsyncClient.send`` of an imported ``httpx``;
+    httpcore's methods too where ``net_httpcore`` knows them (else: the trace extension)."""
 
     def install(self, httpx: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+        from hawkwatch.agent.plugins import net_httpcore
+
+        httpcore = sys.modules.get("httpcore")  # httpx imported it (the agent never does)
+        direct = httpcore is not None and net_httpcore.supported(httpcore)
+        if direct:
+            net_httpcore.install(self, httpcore)
+        key = net_httpcore.EXTENSION
 
         def prepare(request: Any, is_async: bool) -> _Tracer | None:
             try:
@@ -296,10 +307,17 @@ class HttpxInstrumentation(Instrumentation):
                     if not ours.ended:
                         return None  # in flight: a client wrapping another
                     previous = ours.previous  # the same request sent again
+                    if direct:  # the app's own back: our trace is engaged per request
+                        net_httpcore._restore(extensions, ours)
+                if direct and (ours := extensions.get(key)) is not None and not ours.ended:
+                    return None
                 tracer = _Tracer(request, finish, previous, on_error)
                 describe_context(tracer.hops[0], get_loop, 2)
                 tracer.is_async = is_async
-                extensions["trace"] = tracer.on_event_async if is_async else tracer.on_event
+                if direct:
+                    extensions[key] = tracer
+                else:
+                    extensions["trace"] = tracer.on_event_async if is_async else tracer.on_event
             except Exception as exc:
                 on_error(exc)
                 return None

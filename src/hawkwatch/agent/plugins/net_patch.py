@@ -28,6 +28,7 @@ class Instrumentation:
         self._get_loop = get_loop
         self._on_error = on_error
         self._saved: list[tuple[Any, str, Any, Any]] = []
+        self._defaults: list[tuple[type, str]] = []
 
     def replace(self, owner: Any, name: str, wrapper: Any) -> None:
         """Put ``wrapper`` in place of ``owner.name`` (it keeps the original's name and doc)."""
@@ -40,9 +41,26 @@ class Instrumentation:
         setattr(owner, name, wrapper)
         self._saved.append((owner, name, original, wrapper))
 
+    def add_default(self, owner: type, name: str, value: None) -> None:
+        """A class attribute of ours (``name`` not the library's): the default of a per-instance
+        attribute the wrappers set, removed at ``uninstall``."""
+        if name not in vars(owner):  # else left by an earlier run whose wrapper stayed
+            setattr(owner, name, value)
+            self._defaults.append((owner, name))
+
     def uninstall(self) -> None:
-        """Put the originals back where our wrapper is still the outermost."""
+        """Put the originals back where our wrapper is still the outermost; take our class
+        attributes off when every wrapper came off (an inert one left in another tool's chain
+        still reads them). Instances keep what was set on them, unused."""
+        every = True
         for owner, name, original, wrapper in reversed(self._saved):
             if owner.__dict__.get(name) is wrapper:
                 setattr(owner, name, original)
+            else:
+                every = False
         self._saved.clear()
+        if every:
+            for owner, name in self._defaults:
+                if name in vars(owner):
+                    delattr(owner, name)
+        self._defaults.clear()

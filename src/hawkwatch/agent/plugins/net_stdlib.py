@@ -26,9 +26,14 @@ from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
 _local = threading.local()
 _clock = time.perf_counter_ns
-_TX = "_hawkwatch_tx"  # attribute on connections and responses: the request in flight
-_OPENED = "_hawkwatch_opened"  # attribute on connections: phases of an unclaimed connect
-_ORIGIN = "_hawkwatch_origin"  # attribute on connections: their scheme://host:port
+#: Attributes of ours on http.client's connections and responses, None on their classes (so a
+#: read needs no default) and set on instances as any attribute is: ``obj.__dict__`` would
+#: turn an instance's inline attribute values (3.11, 3.12) into a dictionary, and every access
+#: of the library's own attributes on it slower. ``_hawkwatch_tx``: the request in flight (on
+#: connections and responses); ``_hawkwatch_opened``: phases of an unclaimed connect;
+#: ``_hawkwatch_origin``: a connection's ``scheme://host:port``.
+_CONNECTION_STATE = ("_hawkwatch_tx", "_hawkwatch_opened", "_hawkwatch_origin")
+_RESPONSE_STATE = ("_hawkwatch_tx",)
 _READERS = ("read", "readinto", "read1", "readline", "peek")
 
 
@@ -75,6 +80,10 @@ class StdlibInstrumentation(Instrumentation):
         self._patch(ssl.SSLContext, "wrap_socket", self._wrap_tls)
 
     def install_http_client(self, client: Any) -> None:
+        for name in _CONNECTION_STATE:
+            self.add_default(client.HTTPConnection, name, None)
+        for name in _RESPONSE_STATE:
+            self.add_default(client.HTTPResponse, name, None)
         self.instrument_connection_class(client.HTTPConnection)
         self.instrument_connection_class(client.HTTPSConnection)
         self._patch(client.HTTPConnection, "putrequest", self._wrap_putrequest)
@@ -143,7 +152,7 @@ class StdlibInstrumentation(Instrumentation):
         def connect(conn: Any) -> Any:
             if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
                 return original(conn)
-            in_flight = conn.__dict__.get(_TX)
+            in_flight = conn._hawkwatch_tx
             opening = in_flight or _Request("", "", _origin(conn))
             _local.connecting = opening
             try:
@@ -153,11 +162,11 @@ class StdlibInstrumentation(Instrumentation):
                 if in_flight is None:  # no request yet (urllib3 connects first): say who called
                     describe_context(opening, get_loop, 1)
                 _failed(opening, exc, finish)
-                conn.__dict__.pop(_TX, None)
+                conn._hawkwatch_tx = None
                 raise
             _local.connecting = None
             if in_flight is None:
-                conn.__dict__[_OPENED] = opening
+                conn._hawkwatch_opened = opening
             else:
                 in_flight.reused = False
             return result
@@ -180,7 +189,7 @@ class StdlibInstrumentation(Instrumentation):
         finish = self._finish
 
         def send(conn: Any, data: Any) -> Any:
-            timeline = conn.__dict__.get(_TX)
+            timeline = conn._hawkwatch_tx
             if timeline is None:
                 return original(conn, data)
             if type(data) is bytes:  # a file or an iterable: sent in blocks, each counted then
@@ -191,7 +200,7 @@ class StdlibInstrumentation(Instrumentation):
             try:
                 return original(conn, data)
             except BaseException as exc:
-                conn.__dict__.pop(_TX, None)
+                conn._hawkwatch_tx = None
                 _failed(timeline, exc, finish)
                 raise
 
@@ -201,9 +210,10 @@ class StdlibInstrumentation(Instrumentation):
         finish = self._finish
 
         def getresponse(conn: Any) -> Any:
-            timeline = conn.__dict__.pop(_TX, None)
+            timeline = conn._hawkwatch_tx
             if timeline is None:
                 return original(conn)
+            conn._hawkwatch_tx = None
             timeline.request_end = _clock()
             try:
                 response = original(conn)
@@ -216,7 +226,7 @@ class StdlibInstrumentation(Instrumentation):
             if response.fp is None:  # no body (HEAD, 204, 304, length 0): already closed
                 _ended(timeline, finish)
             else:
-                response.__dict__[_TX] = timeline
+                response._hawkwatch_tx = timeline
             return response
 
         return getresponse
@@ -225,20 +235,20 @@ class StdlibInstrumentation(Instrumentation):
         finish = self._finish
 
         def read(response: Any, *args: Any, **kwargs: Any) -> Any:
-            timeline = response.__dict__.get(_TX)
+            timeline = response._hawkwatch_tx
             if timeline is None:
                 return original(response, *args, **kwargs)
             try:
                 result = original(response, *args, **kwargs)
             except BaseException as exc:
-                response.__dict__.pop(_TX, None)
+                response._hawkwatch_tx = None
                 _failed(timeline, exc, finish)
                 raise
             timeline.response_bytes = (timeline.response_bytes or 0) + (
                 result if type(result) is int else len(result)
             )
             if response.fp is None:
-                response.__dict__.pop(_TX, None)
+                response._hawkwatch_tx = None
                 _ended(timeline, finish)
             return result
 
@@ -248,8 +258,9 @@ class StdlibInstrumentation(Instrumentation):
         finish = self._finish
 
         def close(response: Any) -> Any:
-            timeline = response.__dict__.pop(_TX, None)
+            timeline = response._hawkwatch_tx
             if timeline is not None:
+                response._hawkwatch_tx = None
                 _ended(timeline, finish)
             return original(response)
 
@@ -258,11 +269,11 @@ class StdlibInstrumentation(Instrumentation):
 
 def _origin(conn: Any) -> str:
     """``scheme://host:port`` of a connection (computed once per connection)."""
-    origin: str | None = conn.__dict__.get(_ORIGIN)
+    origin: str | None = conn._hawkwatch_origin
     if origin is None:
         scheme = "https" if getattr(conn, "default_port", 80) == 443 else "http"  # urllib3's too
         host = conn.host if ":" not in conn.host else f"[{conn.host}]"
-        origin = conn.__dict__[_ORIGIN] = f"{scheme}://{host}:{conn.port}"
+        origin = conn._hawkwatch_origin = f"{scheme}://{host}:{conn.port}"
     return origin
 
 
@@ -274,16 +285,16 @@ def _begin(
     Only stamps and references: the URL is joined, the response described and the call sites
     named on the scheduler thread (``Timeline.to_record``).
     """
-    state = conn.__dict__
-    unfinished = state.pop(_TX, None)
+    unfinished = conn._hawkwatch_tx
     if unfinished is not None:  # an earlier request never read its response
         _ended(unfinished, finish)
     now = _clock()
     timeline = _Request("", method, url, now)  # library: the client found by describe_context
-    timeline.origin = state.get(_ORIGIN) or _origin(conn)
+    timeline.origin = conn._hawkwatch_origin or _origin(conn)
     timeline.request_start = now
-    opened = state.pop(_OPENED, None)
+    opened = conn._hawkwatch_opened
     if opened is not None:
+        conn._hawkwatch_opened = None
         timeline.fetch_start = opened.fetch_start
         timeline.dns_start, timeline.dns_end = opened.dns_start, opened.dns_end
         timeline.connect_start, timeline.connect_end = opened.connect_start, opened.connect_end
@@ -292,7 +303,7 @@ def _begin(
     else:
         timeline.reused = conn.sock is not None or None
     describe_context(timeline, get_loop, 2)
-    state[_TX] = timeline
+    conn._hawkwatch_tx = timeline
 
 
 def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:
