@@ -88,7 +88,7 @@ def test_a_file_that_breaks_no_rule_leaves_nothing_behind(data: Path) -> None:
         assert f.read() == data.read_bytes()
         f.close()
         raw = f.raw
-        assert (raw._hw_ops, raw._hw_eof, raw._hw_more) == (1, True, None)  # type: ignore[attr-defined]
+        assert (raw._hw_ops, raw._hw_eof > 0, raw._hw_more) == (1, True, None)  # type: ignore[attr-defined]
         assert raw._hw_owner.active is False  # type: ignore[attr-defined]  # counts no more
     assert watched.issues() == []
 

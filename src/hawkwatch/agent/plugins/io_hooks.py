@@ -186,7 +186,7 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
     raw._hw_path, raw._hw_thread, raw._hw_stack = path, _get_ident(), stack
     raw._hw_ops = raw._hw_writes = raw._hw_requested = raw._hw_transferred = 0
     raw._hw_max_buffer = raw._hw_cost_ns = 0
-    raw._hw_eof = False
+    raw._hw_eof = 0
     raw._hw_more = None
     raw._hw_owner = collector
     if _fds:  # an opener may have been os.open: the raw file owns the descriptor now

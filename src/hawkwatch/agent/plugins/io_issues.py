@@ -163,7 +163,7 @@ class IssueCollector:
             raw._hw_eof
             and self._repeated_read
             and self._repeats.observe_read(
-                raw._hw_path, raw._hw_thread, raw._hw_transferred, raw._hw_stack, _perf()
+                raw._hw_path, raw._hw_thread, raw._hw_transferred, raw._hw_stack, raw._hw_eof
             )
         ):
             self._found(REPEATED_READ, raw.snapshot())

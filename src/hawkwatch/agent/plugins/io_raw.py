@@ -183,6 +183,7 @@ class CanaryFileIO(io.FileIO):
         "_hw_max_buffer",
         "_hw_more",
         "_hw_ops",
+        "_hw_owner",
         "_hw_path",
         "_hw_requested",
         "_hw_stack",
@@ -199,12 +200,16 @@ class CanaryFileIO(io.FileIO):
     _hw_transferred: int
     _hw_max_buffer: int
     _hw_cost_ns: int
-    _hw_eof: bool
+    #: When (ns) a read reached the end (came back short, or readall); 0 until then. The
+    #: repeated-read rule takes it as the read's time: no clock call at close.
+    _hw_eof: int
     #: The rarer counters, made at the first op that needs them: continual runs (when the
     #: small-buffer rule asks for them) and everything about ops on a loop thread.
     _hw_more: FileStats | None
-    #: In the instance dict (a class default, unlike the slots): an unwatched file has it too.
-    _hw_owner: Any = OFF
+    #: Who counts this file's ops (``OFF`` when no one does); a slot like the rest (an
+    #: instance-dict attribute shadowing a class default costs a generic look-up per op). A
+    #: file built other than by the hooks has none: every reader takes that as ``OFF``.
+    _hw_owner: Any
     #: FileIO's own close, reached through the class (module globals may be gone at exit).
     _hw_close = io.FileIO.close
 
@@ -212,7 +217,11 @@ class CanaryFileIO(io.FileIO):
     # per op would cost as much as the counting itself.
 
     def readinto(self, buffer: Any, /) -> int | None:
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _readinto(self, buffer)
         t0 = _perf()
         done = _readinto(self, buffer)
@@ -220,7 +229,7 @@ class CanaryFileIO(io.FileIO):
         try:
             size = buffer.nbytes if type(buffer) is memoryview else size_of(buffer)
             if done is not None and done < size:
-                self._hw_eof = True
+                self._hw_eof = t1
             self._hw_ops += 1
             self._hw_requested += size
             if done:
@@ -236,11 +245,15 @@ class CanaryFileIO(io.FileIO):
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return done
 
     def read(self, *args: Any) -> bytes:  # *args: FileIO says what is wrong with a bad call
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _read(self, *args)
         t0 = _perf()
         data = _read(self, *args)
@@ -249,10 +262,10 @@ class CanaryFileIO(io.FileIO):
             size = args[0] if args else -1
             done = None if data is None else len(data)
             if size is None or size < 0:  # readall: asked for everything there was
-                self._hw_eof = True
+                self._hw_eof = t1
                 size = done or 0
             elif done is not None and done < size:
-                self._hw_eof = True
+                self._hw_eof = t1
             self._hw_ops += 1
             self._hw_requested += size
             if done:
@@ -268,18 +281,22 @@ class CanaryFileIO(io.FileIO):
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return data
 
     def readall(self) -> bytes:
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _readall(self)
         t0 = _perf()
         data = _readall(self)
         t1 = _perf()
         try:
             done = len(data)
-            self._hw_eof = True
+            self._hw_eof = t1
             self._hw_ops += 1
             self._hw_requested += done
             self._hw_transferred += done
@@ -294,17 +311,25 @@ class CanaryFileIO(io.FileIO):
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return data
 
     def write(self, buffer: Any, /) -> int:
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _write(self, buffer)
         t0 = _perf()
         done = _write(self, buffer)
         t1 = _perf()
         try:
-            size = len(buffer) if type(buffer) is bytes else size_of(buffer)
+            kind = type(buffer)  # BufferedWriter's is a memoryview, the app's usually bytes
+            size = (
+                buffer.nbytes if kind is memoryview else len(buffer) if kind is bytes
+                else size_of(buffer)
+            )  # fmt: skip
             self._hw_writes += 1
             self._hw_ops += 1
             self._hw_requested += size
@@ -321,7 +346,7 @@ class CanaryFileIO(io.FileIO):
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return done
 
     def _hw_rare(self, cost: int, done: int | None, t0: int, t1: int) -> None:
@@ -341,7 +366,7 @@ class CanaryFileIO(io.FileIO):
         into.ops, into.writes = self._hw_ops, self._hw_writes
         into.requested, into.transferred = self._hw_requested, self._hw_transferred
         into.max_buffer, into.cost_ns = self._hw_max_buffer, self._hw_cost_ns
-        into.eof = self._hw_eof
+        into.eof = self._hw_eof != 0
         return into
 
     def snapshot(self) -> FileStats:
@@ -354,7 +379,10 @@ class CanaryFileIO(io.FileIO):
         return self._hw_sync(stats)
 
     def close(self) -> None:
-        owner = self._hw_owner
+        try:
+            owner = self._hw_owner
+        except AttributeError:
+            owner = OFF
         if owner.active:
             self._hw_owner = OFF
             try:
@@ -376,7 +404,10 @@ class CanaryFileIO(io.FileIO):
 
     def _dealloc_warn(self, source: object) -> None:
         """A buffered or text layer over us is being finalised while open: unclosed."""
-        owner = self._hw_owner
+        try:
+            owner = self._hw_owner
+        except AttributeError:
+            owner = OFF
         if owner.active:
             try:
                 owner.unclosed(self)
