@@ -312,12 +312,19 @@ def test_a_failing_collector_never_reaches_the_app(data: Path) -> None:
     with canary() as watched:
         collector = watched.collector
 
-        def broken(path: str) -> None:
+        def broken(frame: object) -> None:
             raise RuntimeError("collector bug")
 
-        collector.opened = broken  # type: ignore[method-assign]
+        collector.stack_at = broken  # type: ignore[method-assign]
+        collector.sites.clear()  # no known site: each open asks stack_at
         assert settings_every_time(data) == data.read_bytes()  # io.open did it
         assert isinstance(collector.failure.error, RuntimeError)
+        assert collector.active is False
+    with canary() as watched:
+        collector = watched.collector
+        collector.ignore_prefixes = 42  # type: ignore[assignment]  # the inline check raises
+        assert settings_every_time(data) == data.read_bytes()
+        assert isinstance(collector.failure.error, TypeError)
         assert collector.active is False
     with canary() as watched:
         with open(data, "rb") as f:

@@ -29,6 +29,7 @@ from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
 from hawkwatch.agent.plugins.io_raw import (
+    SHM,
     CanaryFileIO,
     Collector,
     account,
@@ -58,6 +59,7 @@ _O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _MAX_FDS: Final = 4096
 _fspath: Final = os.fspath
 _fsdecode: Final = os.fsdecode
+_getframe: Final = sys._getframe
 
 _collector: Collector | None = None
 _warn_encoding = False
@@ -168,10 +170,37 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
                 target = path = None
             else:
                 path = target if type(target) is str else _fsdecode(target)
-        if path is not None and kind is not int:
-            stack = collector.opened(path)
-            if stack is None:
-                path = None
+        if path is None or kind is int:
+            pass
+        elif (
+            path.startswith(collector.ignore_prefixes) and not path.startswith(SHM)
+        ) or _get_ident() in collector.ignore_threads:
+            path = None  # the collector's opened(), written out: it runs for every file
+        else:
+            # The opening site's stack: a known site is found by its top four frames (code
+            # and offset each, see IssueCollector.stack_at) without a call; the rest (a new
+            # site, a wrapper of open, a stack under four frames deep) goes to stack_at.
+            frame = _getframe(1)
+            code = frame.f_code
+            try:
+                second = frame.f_back
+                third = second.f_back  # type: ignore[union-attr]
+                fourth = third.f_back  # type: ignore[union-attr]
+                site = collector.sites.get(
+                    (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
+                )
+            except AttributeError:
+                site = None
+            if (
+                site is not None
+                and site[0] is code
+                and site[1] is second.f_code  # type: ignore[union-attr]
+                and site[2] is third.f_code  # type: ignore[union-attr]
+                and site[3] is fourth.f_code  # type: ignore[union-attr]
+            ):
+                stack = site[4]
+            else:
+                stack = collector.stack_at(frame)
     except Exception as exc:
         collector.failed(exc)
         path = None

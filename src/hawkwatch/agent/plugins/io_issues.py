@@ -20,7 +20,7 @@ from types import CodeType, FrameType
 from typing import Final
 
 from hawkwatch.agent.monitor import DeferredFailure
-from hawkwatch.agent.plugins.io_raw import CanaryFileIO, RawStack, Watched
+from hawkwatch.agent.plugins.io_raw import SHM, CanaryFileIO, RawStack, Watched
 from hawkwatch.analysis.io_rules import RepeatedReads, loop_thread_io, small_buffer
 from hawkwatch.model.io import (
     LOOP_THREAD_IO,
@@ -38,7 +38,6 @@ _perf: Final = time.perf_counter_ns
 #: Pseudo-files the agent itself reads (psutil's /proc) and device nodes: not file I/O
 #: (``/dev/shm`` is a file system, so it is watched).
 SYSTEM_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
-_SHM: Final = "/dev/shm/"
 #: Sites remembered by ``stack_at`` before it starts afresh (a bound on memory, never reached
 #: by an app that opens files from a few hundred places).
 _MAX_SITES: Final = 4096
@@ -90,33 +89,43 @@ class IssueCollector:
         self.redact = redact
         self.failure = DeferredFailure()
         self._write = write
-        self._skip = wrapper_files()
+        #: Source files of the wrappers of open, skipped in stacks.
+        self.skip = wrapper_files()
         self._repeats = RepeatedReads(rules)
         self._issues: dict[str, _Issue] = {}
         self._by_site: dict[tuple[object, ...], _Issue] = {}
         #: Top four offsets -> (their four code objects, the stack): ``stack_at``'s cache.
-        self._sites: dict[tuple[int, ...], tuple[object, ...]] = {}
+        self.sites: dict[tuple[int, ...], tuple[object, ...]] = {}
         self._lock = threading.RLock()  # re-entered when a finaliser runs inside our own work
 
     # -- the hooks' calls ----------------------------------------------------------------------
 
     def opened(self, path: str) -> RawStack | None:
-        """The stack opening ``path`` (called by the hook), or None to leave the file alone."""
-        if path.startswith(self.ignore_prefixes) and not path.startswith(_SHM):
+        """The stack opening ``path`` (``os.open``'s hook), or None to leave the file alone.
+
+        ``io_hooks._open`` writes the same out inline (it runs for every file opened).
+        """
+        if path.startswith(self.ignore_prefixes) and not path.startswith(SHM):
             return None
         if _get_ident() in self.ignore_threads:
             return None
-        # The opening stack from the hook's caller out, past the wrappers of open (ours, io,
-        # pathlib, tempfile). One stack per site: the top four frames (IOCanary's key), code
-        # object and offset each, find the stack captured at the first open from there, so an
-        # open from a known site reads eleven frame attributes instead of walking max_frames
-        # frames and building a stack (the deeper frames of that first open stand for the rest,
-        # as one record stands for its key). The codes are compared by identity: the stored
-        # stack holds them, so their ids cannot be reused meanwhile.
-        frame = _getframe(2)  # 1 is the hook's own
+        return self.stack_at(_getframe(2))  # 1 is the hook's own
+
+    def stack_at(self, frame: FrameType) -> RawStack:
+        """The opening stack from ``frame`` out, past the wrappers of open (ours, io, pathlib,
+        tempfile).
+
+        One stack per site: the top four frames (IOCanary's key), code object and offset each,
+        find the stack captured at the first open from there in ``sites``, so an open from a
+        known site reads eleven frame attributes instead of walking max_frames frames and
+        building a stack (the deeper frames of that first open stand for the rest, as one record
+        stands for its key). The codes are compared by identity: the stored stack holds them,
+        so their ids cannot be reused meanwhile. The hook of ``open`` does the look-up of a
+        known site itself and calls this for the rest.
+        """
         code = frame.f_code
-        if code.co_filename in self._skip:
-            outer = _outside(frame.f_back, self._skip)
+        if code.co_filename in self.skip:
+            outer = _outside(frame.f_back, self.skip)
             if outer is None:
                 return ()
             frame, code = outer, outer.f_code
@@ -127,7 +136,7 @@ class IssueCollector:
             key = (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
         except AttributeError:  # fewer than four frames (module-level code): as short to walk
             return _walk(frame, self.max_frames)
-        site = self._sites.get(key)
+        site = self.sites.get(key)
         if (
             site is not None
             and site[0] is code
@@ -137,9 +146,9 @@ class IssueCollector:
         ):
             return site[4]  # type: ignore[return-value]
         stack = _walk(frame, self.max_frames)
-        if len(self._sites) >= _MAX_SITES:
-            self._sites.clear()
-        self._sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]
+        if len(self.sites) >= _MAX_SITES:
+            self.sites.clear()
+        self.sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]
         return stack
 
     def closed(self, file: Watched) -> None:

@@ -20,7 +20,7 @@ import io
 import sys
 import threading
 import time
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any, Final, Protocol
 
 from hawkwatch.agent.plugins import io_threads
@@ -32,6 +32,8 @@ from hawkwatch.model.io import FileStats
 RawStack = tuple[CodeType | int, ...]
 
 _perf: Final = time.perf_counter_ns
+#: A file system under /dev (which the collector leaves alone otherwise).
+SHM: Final = "/dev/shm/"
 _modules: Final = sys.modules
 _get_ident: Final = threading.get_ident
 _readinto: Final = io.FileIO.readinto
@@ -46,9 +48,18 @@ class Collector(Protocol):
     """What the hooks report to (``io_issues.IssueCollector``)."""
 
     active: bool
+    #: What ``opened`` leaves alone, and the opening sites seen (``io_hooks._open`` reads them
+    #: itself: it runs for every file opened).
+    ignore_prefixes: tuple[str, ...]
+    ignore_threads: frozenset[int]
+    skip: frozenset[str]
+    sites: dict[tuple[int, ...], tuple[object, ...]]
 
     def opened(self, path: str) -> RawStack | None:
         """A file is opening here: the opening stack, or None to leave it alone."""
+
+    def stack_at(self, frame: FrameType) -> RawStack:
+        """The opening stack from ``frame`` (the caller of open) out."""
 
     def closed(self, stats: Watched) -> None:
         """A watched file that did I/O closed (``CanaryFileIO`` or ``FileStats``)."""
