@@ -92,6 +92,14 @@ class IssueCollector:
         #: Source files of the wrappers of open, skipped in stacks.
         self.skip = wrapper_files()
         self._repeats = RepeatedReads(rules)
+        # What a raw file's close reads itself (``CanaryFileIO.close``: it runs for every file
+        # that did I/O): a file with more ops than ``many_ops`` gets the whole ``closed``; else
+        # a written one is forgotten by the repeated-read rows, one read whole is observed.
+        self.many_ops = rules.small_buffer_ops if rules.small_buffer else 1 << 62
+        self.forget_path: Callable[[str, None], object] = self._repeats.forget_path
+        self.read_whole: Callable[[str, int, int, object, int], bool] = (
+            self._repeats.observe_read if rules.repeated_read else _never
+        )
         self._issues: dict[str, _Issue] = {}
         self._by_site: dict[tuple[object, ...], _Issue] = {}
         #: Top four offsets -> (their four code objects, the stack): ``stack_at``'s cache.
@@ -154,9 +162,8 @@ class IssueCollector:
     def closed(self, file: Watched) -> None:
         """A watched file that did I/O closed: the small-buffer and repeated-read rules.
 
-        The usual file (a few ops, read whole or written) costs a handful of slot reads and, if
-        read whole, one step of the repeated-read rows; its ``FileStats`` is built only when a
-        rule may fire.
+        A raw file with ``many_ops`` or fewer does the repeated-read part in its own ``close``
+        (one call instead of two); its ``FileStats`` is built only when a rule may fire.
         """
         if type(file) is FileStats:
             self._closed_stats(file)
@@ -176,6 +183,10 @@ class IssueCollector:
             )
         ):
             self._found(REPEATED_READ, raw.snapshot())
+
+    def repeated(self, raw: CanaryFileIO) -> None:
+        """``read_whole`` said a raw file's read completed a row of identical reads."""
+        self._found(REPEATED_READ, raw.snapshot())
 
     def _closed_stats(self, stats: FileStats) -> None:
         """``closed`` for a descriptor opened by ``os.open`` (its ``FileStats`` is kept)."""
@@ -271,6 +282,10 @@ class IssueCollector:
         if self.redact is not None:
             path = self.redact.sub("***", path)
         return path
+
+
+def _never(*_: object) -> bool:
+    return False
 
 
 def _outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from types import CodeType, FrameType
+from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from hawkwatch.agent.plugins import io_threads
@@ -61,8 +62,15 @@ class Collector(Protocol):
     def stack_at(self, frame: FrameType) -> RawStack:
         """The opening stack from ``frame`` (the caller of open) out."""
 
+    many_ops: int
+    forget_path: Callable[[str, None], object]
+    read_whole: Callable[[str, int, int, object, int], bool]
+
     def closed(self, stats: Watched) -> None:
         """A watched file that did I/O closed (``CanaryFileIO`` or ``FileStats``)."""
+
+    def repeated(self, raw: CanaryFileIO) -> None:
+        """``read_whole`` found ``raw``'s read repeated."""
 
     def unclosed(self, stats: Watched) -> None: ...
 
@@ -399,8 +407,16 @@ class CanaryFileIO(io.FileIO):
             try:
                 if self._finalizing and not self.closed:  # type: ignore[attr-defined]
                     owner.unclosed(self)  # an unbuffered file dropped while open
-                if self._hw_ops:
-                    owner.closed(self)
+                # The collector's closed() for the usual file (a few ops), written out.
+                if self._hw_ops > owner.many_ops:
+                    owner.closed(self)  # may have used small buffers: every rule
+                elif self._hw_writes:
+                    owner.forget_path(self._hw_path, None)  # changed: reading it again is right
+                elif self._hw_eof and owner.read_whole(
+                    self._hw_path, self._hw_thread, self._hw_transferred, self._hw_stack,
+                    self._hw_eof,
+                ):  # fmt: skip
+                    owner.repeated(self)
             except Exception as exc:
                 failed(owner, exc)
         return self._hw_close()
