@@ -401,3 +401,24 @@ def test_sites_that_differ_one_frame_deeper_are_two_issues(data: Path) -> None:
     assert stacks["first_site"].frames[2].function == (
         "test_sites_that_differ_one_frame_deeper_are_two_issues"
     )  # named after every frame of the site has returned
+
+
+def test_a_site_first_reached_on_an_agent_thread_stays_the_agents(data: Path) -> None:
+    """The thread test runs once per site (when it is captured), not at every open."""
+    raws: list[type] = []
+
+    def agent_work() -> None:
+        for _ in range(3):  # the first open captures the site, the others find it
+            with open_for_reading(data) as f:
+                raws.append(type(f.raw))
+
+    me = frozenset({threading.get_ident()})
+    with canary() as watched:
+        for agents in (me, frozenset()):  # this thread as the agent's, then as the app's
+            watched.collector.ignore_threads = agents
+            agent_work()  # one site, first reached "on an agent thread"
+        with open(data, "rb") as f:  # another site, on the app's thread: watched
+            assert type(f.raw) is not io.FileIO
+        agents_sites = [site for site in watched.collector.sites.values() if site[4] is None]
+    assert raws == [io.FileIO] * 6  # left alone: the site is the agent's
+    assert len(agents_sites) == 1 and agents_sites[0][0] is open_for_reading.__code__

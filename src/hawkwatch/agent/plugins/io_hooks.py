@@ -172,14 +172,13 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
                 path = target if type(target) is str else _fsdecode(target)
         if path is None or kind is int:
             pass
-        elif (
-            path.startswith(collector.ignore_prefixes) and not path.startswith(SHM)
-        ) or _get_ident() in collector.ignore_threads:
+        elif path.startswith(collector.ignore_prefixes) and not path.startswith(SHM):
             path = None  # the collector's opened(), written out: it runs for every file
         else:
             # The opening site's stack: a known site is found by its top four frames (code
             # and offset each, see IssueCollector.stack_at) without a call; the rest (a new
-            # site, a wrapper of open, a stack under four frames deep) goes to stack_at.
+            # site, a wrapper of open, a stack under four frames deep) goes to stack_at, which
+            # also leaves the agent's own threads alone (None).
             frame = _getframe(1)
             code = frame.f_code
             try:
@@ -201,6 +200,8 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
                 stack = site[4]
             else:
                 stack = collector.stack_at(frame)
+            if stack is None:  # a site of the agent's own threads
+                path = None
     except Exception as exc:
         collector.failed(exc)
         path = None

@@ -115,11 +115,9 @@ class IssueCollector:
         """
         if path.startswith(self.ignore_prefixes) and not path.startswith(SHM):
             return None
-        if _get_ident() in self.ignore_threads:
-            return None
         return self.stack_at(_getframe(2))  # 1 is the hook's own
 
-    def stack_at(self, frame: FrameType) -> RawStack:
+    def stack_at(self, frame: FrameType) -> RawStack | None:
         """The opening stack from ``frame`` out, past the wrappers of open (ours, io, pathlib,
         tempfile).
 
@@ -130,12 +128,17 @@ class IssueCollector:
         stands for its key). The codes are compared by identity: the stored stack holds them,
         so their ids cannot be reused meanwhile. The hook of ``open`` does the look-up of a
         known site itself and calls this for the rest.
+
+        None for a file the agent's own threads open: a site first reached on one of them is
+        remembered as the agent's (agent code does not run on the app's threads, nor the app's
+        on the agent's), so a known site costs no thread test.
         """
+        ignored = _get_ident() in self.ignore_threads
         code = frame.f_code
         if code.co_filename in self.skip:
             outer = _outside(frame.f_back, self.skip)
             if outer is None:
-                return ()
+                return None if ignored else ()
             frame, code = outer, outer.f_code
         try:
             second = frame.f_back
@@ -143,7 +146,7 @@ class IssueCollector:
             fourth = third.f_back  # type: ignore[union-attr]
             key = (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
         except AttributeError:  # fewer than four frames (module-level code): as short to walk
-            return _walk(frame, self.max_frames)
+            return None if ignored else _walk(frame, self.max_frames)
         site = self.sites.get(key)
         if (
             site is not None
@@ -152,8 +155,8 @@ class IssueCollector:
             and site[2] is third.f_code  # type: ignore[union-attr]
             and site[3] is fourth.f_code  # type: ignore[union-attr]
         ):
-            return site[4]  # type: ignore[return-value]
-        stack = _walk(frame, self.max_frames)
+            return site[4]  # type: ignore[return-value]  # None: left alone
+        stack = None if ignored else _walk(frame, self.max_frames)
         if len(self.sites) >= _MAX_SITES:
             self.sites.clear()
         self.sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]

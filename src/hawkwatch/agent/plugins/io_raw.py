@@ -52,15 +52,14 @@ class Collector(Protocol):
     #: What ``opened`` leaves alone, and the opening sites seen (``io_hooks._open`` reads them
     #: itself: it runs for every file opened).
     ignore_prefixes: tuple[str, ...]
-    ignore_threads: frozenset[int]
     skip: frozenset[str]
     sites: dict[tuple[int, ...], tuple[object, ...]]
 
     def opened(self, path: str) -> RawStack | None:
         """A file is opening here: the opening stack, or None to leave it alone."""
 
-    def stack_at(self, frame: FrameType) -> RawStack:
-        """The opening stack from ``frame`` (the caller of open) out."""
+    def stack_at(self, frame: FrameType) -> RawStack | None:
+        """The opening stack from ``frame`` (the caller of open) out; None to leave it alone."""
 
     many_ops: int
     forget_path: Callable[[str, None], object]
