@@ -84,7 +84,7 @@ class RepeatedReads:
         known[0] = now
         for at in range(1, len(known), 4):
             if known[at] == thread and known[at + 1] == size and known[at + 2] == stack:
-                count = known[at + 3] + 1
+                count: int = known[at + 3] + 1
                 if count >= self._needed:
                     count = 0
                 known[at + 3] = count

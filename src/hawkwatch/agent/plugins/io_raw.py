@@ -20,8 +20,8 @@ import io
 import sys
 import threading
 import time
-from types import CodeType, FrameType
 from collections.abc import Callable
+from types import CodeType, FrameType
 from typing import Any, Final, Protocol
 
 from hawkwatch.agent.plugins import io_threads
