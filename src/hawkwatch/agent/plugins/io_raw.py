@@ -36,6 +36,8 @@ _perf: Final = time.perf_counter_ns
 #: A file system under /dev (which the collector leaves alone otherwise).
 SHM: Final = "/dev/shm/"
 _modules: Final = sys.modules
+#: asyncio's module with ``_get_running_loop``: looked for with ``in`` (no call) at each op.
+_EVENTS: Final = "asyncio.events"
 _get_ident: Final = threading.get_ident
 _readinto: Final = io.FileIO.readinto
 _read: Final = io.FileIO.read
@@ -133,8 +135,7 @@ def _continual_run(s: FileStats, cost: int, t0: int, t1: int) -> None:
 
 def _on_loop_thread() -> bool:
     """Whether this thread runs an asyncio loop now, or the app marked it as a loop thread."""
-    events = _modules.get("asyncio.events")
-    return (events is not None and events._get_running_loop() is not None) or bool(
+    return (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None) or bool(
         io_threads.loop_ids and _get_ident() in io_threads.loop_ids
     )
 
@@ -255,10 +256,9 @@ class CanaryFileIO(io.FileIO):
             if size > self._hw_max_buffer:
                 self._hw_max_buffer = size
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
@@ -291,10 +291,9 @@ class CanaryFileIO(io.FileIO):
             if size > self._hw_max_buffer:
                 self._hw_max_buffer = size
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
@@ -321,10 +320,9 @@ class CanaryFileIO(io.FileIO):
             if done > self._hw_max_buffer:
                 self._hw_max_buffer = done
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
@@ -356,10 +354,9 @@ class CanaryFileIO(io.FileIO):
             if size > self._hw_max_buffer:
                 self._hw_max_buffer = size
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
