@@ -224,16 +224,17 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
     # io.open's layers over raw (_layers, inline); on an error, closed as io.open closes them.
     result: Any = raw
     try:
-        line_buffering = False
-        if buffering == 1 or (buffering < 0 and raw.isatty()):
-            buffering = -1
-            line_buffering = True
-        if buffering < 0:
+        if buffering is _DEFAULT_BUFFERING:  # the usual call, in fewer steps
+            line_buffering = raw.isatty()
             buffering = raw._blksize  # type: ignore[attr-defined]
-        if buffering < 0:
+        else:
+            line_buffering = buffering == 1 or (buffering < 0 and raw.isatty())
+            if line_buffering or buffering < 0:
+                buffering = raw._blksize  # type: ignore[attr-defined]
+        if buffering <= 0:
+            if buffering == 0:
+                return raw  # binary: unbuffered text went to io.open
             raise ValueError("invalid buffering size")
-        if buffering == 0:
-            return raw  # binary: unbuffered text went to io.open
         result = buffered(raw, buffering)
         if binary:
             return result
