@@ -23,7 +23,8 @@ CPU-bound workload: ``workloads/cpu_mix.py``'s kernels at ``--cpu-scale``, no fi
 ``valgrind --tool=callgrind`` with the canary off and on (callgrind counts only the batch: it
 zeroes at ``os.getppid()`` just before and dumps at ``os.getpgrp()`` just after), and the
 difference on the batch's own thread is divided by the files the batch opens: the canary's
-cost per file in instructions, a figure the machine's load does not move. Other threads (the
+cost per file in instructions, a figure the machine's load does not move (the files sit in a
+folder of fixed name, so two runs count the same). Other threads (the
 agent's scheduler, whose twice-a-second work grows with how long the batch took under valgrind,
 not with the files) are left out.
 
@@ -201,11 +202,19 @@ def instructions(arm: str, root: Path) -> int:
 
 
 def count_instructions(files: int, big_mb: int, folder: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="hawkwatch-io-bench-", dir=folder) as tmp:
-        root = Path(tmp)
+    """Both arms on files in a folder of fixed name: the paths' text moves string hashes and the
+    C library's copies (a random folder name moved the figure by up to 4,000 per file)."""
+    root = Path(folder or tempfile.gettempdir()) / "hawkwatch-io-bench-instructions"
+    try:
+        root.mkdir()
+    except FileExistsError:
+        raise SystemExit(f"{root} exists: another --instructions run? (remove it)") from None
+    try:
         (root / "in").mkdir()
         make_inputs(root / "in", files, big_mb)
         off, on = instructions("off", root), instructions("on", root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     opened = files_opened(files)
     print(f"file-heavy batch under callgrind ({files} documents, {big_mb} MB read, "
           f"{opened} files opened)")  # fmt: skip

@@ -56,8 +56,11 @@ class RepeatedReads:
         self.max_paths = max_paths
         self._needed = rules.repeat_count
         self._window = rules.repeat_window_ns
-        # path -> [last read (ns), [thread, size, stack, count], ...]
+        # path -> [last read (ns), thread, size, stack, count, thread, size, stack, count, ...]:
+        # one flat list per path (one allocation for the usual single reader).
         self._rows: dict[str, list[Any]] = {}
+        #: ``forget`` as one C call, ``forget_path(path, None)`` (the agent's close path).
+        self.forget_path = self._rows.pop
 
     def __contains__(self, path: str) -> bool:
         return path in self._rows
@@ -76,18 +79,17 @@ class RepeatedReads:
         if known is None or now - known[0] > self._window:
             if known is None and len(rows) >= self.max_paths:
                 self._forget_stale(now)
-            rows[path] = [now, [thread, size, stack, 1]]
+            rows[path] = [now, thread, size, stack, 1]
             return self._needed <= 1
         known[0] = now
-        for index in range(1, len(known)):
-            row = known[index]
-            if row[0] == thread and row[1] == size and row[2] == stack:
-                row[3] += 1
-                if row[3] >= self._needed:
-                    row[3] = 0
-                    return True
-                return False
-        known.append([thread, size, stack, 1])
+        for at in range(1, len(known), 4):
+            if known[at] == thread and known[at + 1] == size and known[at + 2] == stack:
+                count: int = known[at + 3] + 1
+                if count >= self._needed:
+                    count = 0
+                known[at + 3] = count
+                return count == 0
+        known += (thread, size, stack, 1)
         return self._needed <= 1
 
     def _forget_stale(self, now: int) -> None:

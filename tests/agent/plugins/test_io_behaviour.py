@@ -314,3 +314,29 @@ def test_warnings_of_io_open_name_the_callers_line(folder: Path) -> None:
         check=True,
     )
     assert done.stdout.startswith("True [('EncodingWarning', '<string>', 7), ('RuntimeWarning'")
+
+
+@pytest.mark.parametrize("buffering", [-1, 1, 4096])
+def test_a_terminal_reached_through_a_link_is_line_buffered_as_io_open_does(
+    tmp_path: Path, buffering: int
+) -> None:
+    """The default buffering asks the raw file whether it is a terminal (as io.open does)."""
+    leader, follower = os.openpty()
+    try:
+        link = tmp_path / "tty"  # outside /dev: the canary wraps it
+        link.symlink_to(os.ttyname(follower))
+
+        def scenario() -> list[Any]:
+            with open(link, "w", buffering=buffering, encoding="utf-8") as f:
+                got = [f.line_buffering, f.buffer.raw.isatty(), type(f.buffer).__name__]
+                f.write("line\n")
+            got.append(os.read(leader, 100).replace(b"\r", b""))  # after close: never blocks
+            return got
+
+        result = same(scenario)
+        assert result[0] is (buffering != 4096) and result[3] == b"line\n"
+        with canary(), open(link, "w", buffering=buffering, encoding="utf-8") as f:
+            assert type(f.buffer.raw) is CanaryFileIO  # the canary's layering was under test
+    finally:
+        os.close(leader)
+        os.close(follower)

@@ -29,6 +29,7 @@ from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
 from hawkwatch.agent.plugins.io_raw import (
+    SHM,
     CanaryFileIO,
     Collector,
     account,
@@ -58,6 +59,7 @@ _O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _MAX_FDS: Final = 4096
 _fspath: Final = os.fspath
 _fsdecode: Final = os.fsdecode
+_getframe: Final = sys._getframe
 
 _collector: Collector | None = None
 _warn_encoding = False
@@ -168,9 +170,37 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
                 target = path = None
             else:
                 path = target if type(target) is str else _fsdecode(target)
-        if path is not None and kind is not int:
-            stack = collector.opened(path)
-            if stack is None:
+        if path is None or kind is int:
+            pass
+        elif path.startswith(collector.ignore_prefixes) and not path.startswith(SHM):
+            path = None  # the collector's opened(), written out: it runs for every file
+        else:
+            # The opening site's stack: a known site is found by its top four frames (code
+            # and offset each, see IssueCollector.stack_at) without a call; the rest (a new
+            # site, a wrapper of open, a stack under four frames deep) goes to stack_at, which
+            # also leaves the agent's own threads alone (None).
+            frame = _getframe(1)
+            code = frame.f_code
+            try:
+                second = frame.f_back
+                third = second.f_back  # type: ignore[union-attr]
+                fourth = third.f_back  # type: ignore[union-attr]
+                site = collector.sites.get(
+                    (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
+                )
+            except AttributeError:
+                site = None
+            if (
+                site is not None
+                and site[0] is code
+                and site[1] is second.f_code  # type: ignore[union-attr]
+                and site[2] is third.f_code  # type: ignore[union-attr]
+                and site[3] is fourth.f_code  # type: ignore[union-attr]
+            ):
+                stack = site[4]
+            else:
+                stack = collector.stack_at(frame)
+            if stack is None:  # a site of the agent's own threads
                 path = None
     except Exception as exc:
         collector.failed(exc)
@@ -186,7 +216,7 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
     raw._hw_path, raw._hw_thread, raw._hw_stack = path, _get_ident(), stack
     raw._hw_ops = raw._hw_writes = raw._hw_requested = raw._hw_transferred = 0
     raw._hw_max_buffer = raw._hw_cost_ns = 0
-    raw._hw_eof = False
+    raw._hw_eof = 0
     raw._hw_more = None
     raw._hw_owner = collector
     if _fds:  # an opener may have been os.open: the raw file owns the descriptor now
@@ -194,16 +224,17 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
     # io.open's layers over raw (_layers, inline); on an error, closed as io.open closes them.
     result: Any = raw
     try:
-        line_buffering = False
-        if buffering == 1 or (buffering < 0 and raw.isatty()):
-            buffering = -1
-            line_buffering = True
-        if buffering < 0:
+        if buffering is _DEFAULT_BUFFERING:  # the usual call, in fewer steps
+            line_buffering = raw.isatty()
             buffering = raw._blksize  # type: ignore[attr-defined]
-        if buffering < 0:
+        else:
+            line_buffering = buffering == 1 or (buffering < 0 and raw.isatty())
+            if line_buffering or buffering < 0:
+                buffering = raw._blksize  # type: ignore[attr-defined]
+        if buffering <= 0:
+            if buffering == 0:
+                return raw  # binary: unbuffered text went to io.open
             raise ValueError("invalid buffering size")
-        if buffering == 0:
-            return raw  # binary: unbuffered text went to io.open
         result = buffered(raw, buffering)
         if binary:
             return result

@@ -20,7 +20,7 @@ from types import CodeType, FrameType
 from typing import Final
 
 from hawkwatch.agent.monitor import DeferredFailure
-from hawkwatch.agent.plugins.io_raw import CanaryFileIO, RawStack, Watched
+from hawkwatch.agent.plugins.io_raw import SHM, CanaryFileIO, RawStack, Watched
 from hawkwatch.analysis.io_rules import RepeatedReads, loop_thread_io, small_buffer
 from hawkwatch.model.io import (
     LOOP_THREAD_IO,
@@ -38,7 +38,6 @@ _perf: Final = time.perf_counter_ns
 #: Pseudo-files the agent itself reads (psutil's /proc) and device nodes: not file I/O
 #: (``/dev/shm`` is a file system, so it is watched).
 SYSTEM_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
-_SHM: Final = "/dev/shm/"
 #: Sites remembered by ``stack_at`` before it starts afresh (a bound on memory, never reached
 #: by an app that opens files from a few hundred places).
 _MAX_SITES: Final = 4096
@@ -90,35 +89,56 @@ class IssueCollector:
         self.redact = redact
         self.failure = DeferredFailure()
         self._write = write
-        self._skip = wrapper_files()
+        #: Source files of the wrappers of open, skipped in stacks.
+        self.skip = wrapper_files()
         self._repeats = RepeatedReads(rules)
+        # What a raw file's close reads itself (``CanaryFileIO.close``: it runs for every file
+        # that did I/O): a file with more ops than ``many_ops`` gets the whole ``closed``; else
+        # a written one is forgotten by the repeated-read rows, one read whole is observed.
+        self.many_ops = rules.small_buffer_ops if rules.small_buffer else 1 << 62
+        self.forget_path: Callable[[str, None], object] = self._repeats.forget_path
+        self.read_whole: Callable[[str, int, int, object, int], bool] = (
+            self._repeats.observe_read if rules.repeated_read else _never
+        )
         self._issues: dict[str, _Issue] = {}
         self._by_site: dict[tuple[object, ...], _Issue] = {}
         #: Top four offsets -> (their four code objects, the stack): ``stack_at``'s cache.
-        self._sites: dict[tuple[int, ...], tuple[object, ...]] = {}
+        self.sites: dict[tuple[int, ...], tuple[object, ...]] = {}
         self._lock = threading.RLock()  # re-entered when a finaliser runs inside our own work
 
     # -- the hooks' calls ----------------------------------------------------------------------
 
     def opened(self, path: str) -> RawStack | None:
-        """The stack opening ``path`` (called by the hook), or None to leave the file alone."""
-        if path.startswith(self.ignore_prefixes) and not path.startswith(_SHM):
+        """The stack opening ``path`` (``os.open``'s hook), or None to leave the file alone.
+
+        ``io_hooks._open`` writes the same out inline (it runs for every file opened).
+        """
+        if path.startswith(self.ignore_prefixes) and not path.startswith(SHM):
             return None
-        if _get_ident() in self.ignore_threads:
-            return None
-        # The opening stack from the hook's caller out, past the wrappers of open (ours, io,
-        # pathlib, tempfile). One stack per site: the top four frames (IOCanary's key), code
-        # object and offset each, find the stack captured at the first open from there, so an
-        # open from a known site reads eleven frame attributes instead of walking max_frames
-        # frames and building a stack (the deeper frames of that first open stand for the rest,
-        # as one record stands for its key). The codes are compared by identity: the stored
-        # stack holds them, so their ids cannot be reused meanwhile.
-        frame = _getframe(2)  # 1 is the hook's own
+        return self.stack_at(_getframe(2))  # 1 is the hook's own
+
+    def stack_at(self, frame: FrameType) -> RawStack | None:
+        """The opening stack from ``frame`` out, past the wrappers of open (ours, io, pathlib,
+        tempfile).
+
+        One stack per site: the top four frames (IOCanary's key), code object and offset each,
+        find the stack captured at the first open from there in ``sites``, so an open from a
+        known site reads eleven frame attributes instead of walking max_frames frames and
+        building a stack (the deeper frames of that first open stand for the rest, as one record
+        stands for its key). The codes are compared by identity: the stored stack holds them,
+        so their ids cannot be reused meanwhile. The hook of ``open`` does the look-up of a
+        known site itself and calls this for the rest.
+
+        None for a file the agent's own threads open: a site first reached on one of them is
+        remembered as the agent's (agent code does not run on the app's threads, nor the app's
+        on the agent's), so a known site costs no thread test.
+        """
+        ignored = _get_ident() in self.ignore_threads
         code = frame.f_code
-        if code.co_filename in self._skip:
-            outer = _outside(frame.f_back, self._skip)
+        if code.co_filename in self.skip:
+            outer = _outside(frame.f_back, self.skip)
             if outer is None:
-                return ()
+                return None if ignored else ()
             frame, code = outer, outer.f_code
         try:
             second = frame.f_back
@@ -126,8 +146,8 @@ class IssueCollector:
             fourth = third.f_back  # type: ignore[union-attr]
             key = (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
         except AttributeError:  # fewer than four frames (module-level code): as short to walk
-            return _walk(frame, self.max_frames)
-        site = self._sites.get(key)
+            return None if ignored else _walk(frame, self.max_frames)
+        site = self.sites.get(key)
         if (
             site is not None
             and site[0] is code
@@ -135,19 +155,18 @@ class IssueCollector:
             and site[2] is third.f_code  # type: ignore[union-attr]
             and site[3] is fourth.f_code  # type: ignore[union-attr]
         ):
-            return site[4]  # type: ignore[return-value]
-        stack = _walk(frame, self.max_frames)
-        if len(self._sites) >= _MAX_SITES:
-            self._sites.clear()
-        self._sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]
+            return site[4]  # type: ignore[return-value]  # None: left alone
+        stack = None if ignored else _walk(frame, self.max_frames)
+        if len(self.sites) >= _MAX_SITES:
+            self.sites.clear()
+        self.sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]
         return stack
 
     def closed(self, file: Watched) -> None:
         """A watched file that did I/O closed: the small-buffer and repeated-read rules.
 
-        The usual file (a few ops, read whole or written) costs a handful of slot reads and, if
-        read whole, one step of the repeated-read rows; its ``FileStats`` is built only when a
-        rule may fire.
+        A raw file with ``many_ops`` or fewer does the repeated-read part in its own ``close``
+        (one call instead of two); its ``FileStats`` is built only when a rule may fire.
         """
         if type(file) is FileStats:
             self._closed_stats(file)
@@ -163,10 +182,14 @@ class IssueCollector:
             raw._hw_eof
             and self._repeated_read
             and self._repeats.observe_read(
-                raw._hw_path, raw._hw_thread, raw._hw_transferred, raw._hw_stack, _perf()
+                raw._hw_path, raw._hw_thread, raw._hw_transferred, raw._hw_stack, raw._hw_eof
             )
         ):
             self._found(REPEATED_READ, raw.snapshot())
+
+    def repeated(self, raw: CanaryFileIO) -> None:
+        """``read_whole`` said a raw file's read completed a row of identical reads."""
+        self._found(REPEATED_READ, raw.snapshot())
 
     def _closed_stats(self, stats: FileStats) -> None:
         """``closed`` for a descriptor opened by ``os.open`` (its ``FileStats`` is kept)."""
@@ -262,6 +285,10 @@ class IssueCollector:
         if self.redact is not None:
             path = self.redact.sub("***", path)
         return path
+
+
+def _never(*_: object) -> bool:
+    return False
 
 
 def _outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:

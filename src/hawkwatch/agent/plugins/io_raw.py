@@ -20,7 +20,8 @@ import io
 import sys
 import threading
 import time
-from types import CodeType
+from collections.abc import Callable
+from types import CodeType, FrameType
 from typing import Any, Final, Protocol
 
 from hawkwatch.agent.plugins import io_threads
@@ -32,7 +33,11 @@ from hawkwatch.model.io import FileStats
 RawStack = tuple[CodeType | int, ...]
 
 _perf: Final = time.perf_counter_ns
+#: A file system under /dev (which the collector leaves alone otherwise).
+SHM: Final = "/dev/shm/"
 _modules: Final = sys.modules
+#: asyncio's module with ``_get_running_loop``: looked for with ``in`` (no call) at each op.
+_EVENTS: Final = "asyncio.events"
 _get_ident: Final = threading.get_ident
 _readinto: Final = io.FileIO.readinto
 _read: Final = io.FileIO.read
@@ -46,12 +51,27 @@ class Collector(Protocol):
     """What the hooks report to (``io_issues.IssueCollector``)."""
 
     active: bool
+    #: What ``opened`` leaves alone, and the opening sites seen (``io_hooks._open`` reads them
+    #: itself: it runs for every file opened).
+    ignore_prefixes: tuple[str, ...]
+    skip: frozenset[str]
+    sites: dict[tuple[int, ...], tuple[object, ...]]
 
     def opened(self, path: str) -> RawStack | None:
         """A file is opening here: the opening stack, or None to leave it alone."""
 
+    def stack_at(self, frame: FrameType) -> RawStack | None:
+        """The opening stack from ``frame`` (the caller of open) out; None to leave it alone."""
+
+    many_ops: int
+    forget_path: Callable[[str, None], object]
+    read_whole: Callable[[str, int, int, object, int], bool]
+
     def closed(self, stats: Watched) -> None:
         """A watched file that did I/O closed (``CanaryFileIO`` or ``FileStats``)."""
+
+    def repeated(self, raw: CanaryFileIO) -> None:
+        """``read_whole`` found ``raw``'s read repeated."""
 
     def unclosed(self, stats: Watched) -> None: ...
 
@@ -115,8 +135,7 @@ def _continual_run(s: FileStats, cost: int, t0: int, t1: int) -> None:
 
 def _on_loop_thread() -> bool:
     """Whether this thread runs an asyncio loop now, or the app marked it as a loop thread."""
-    events = _modules.get("asyncio.events")
-    return (events is not None and events._get_running_loop() is not None) or bool(
+    return (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None) or bool(
         io_threads.loop_ids and _get_ident() in io_threads.loop_ids
     )
 
@@ -183,6 +202,7 @@ class CanaryFileIO(io.FileIO):
         "_hw_max_buffer",
         "_hw_more",
         "_hw_ops",
+        "_hw_owner",
         "_hw_path",
         "_hw_requested",
         "_hw_stack",
@@ -199,12 +219,16 @@ class CanaryFileIO(io.FileIO):
     _hw_transferred: int
     _hw_max_buffer: int
     _hw_cost_ns: int
-    _hw_eof: bool
+    #: When (ns) a read reached the end (came back short, or readall); 0 until then. The
+    #: repeated-read rule takes it as the read's time: no clock call at close.
+    _hw_eof: int
     #: The rarer counters, made at the first op that needs them: continual runs (when the
     #: small-buffer rule asks for them) and everything about ops on a loop thread.
     _hw_more: FileStats | None
-    #: In the instance dict (a class default, unlike the slots): an unwatched file has it too.
-    _hw_owner: Any = OFF
+    #: Who counts this file's ops (``OFF`` when no one does); a slot like the rest (an
+    #: instance-dict attribute shadowing a class default costs a generic look-up per op). A
+    #: file built other than by the hooks has none: every reader takes that as ``OFF``.
+    _hw_owner: Any
     #: FileIO's own close, reached through the class (module globals may be gone at exit).
     _hw_close = io.FileIO.close
 
@@ -212,7 +236,11 @@ class CanaryFileIO(io.FileIO):
     # per op would cost as much as the counting itself.
 
     def readinto(self, buffer: Any, /) -> int | None:
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _readinto(self, buffer)
         t0 = _perf()
         done = _readinto(self, buffer)
@@ -220,7 +248,7 @@ class CanaryFileIO(io.FileIO):
         try:
             size = buffer.nbytes if type(buffer) is memoryview else size_of(buffer)
             if done is not None and done < size:
-                self._hw_eof = True
+                self._hw_eof = t1
             self._hw_ops += 1
             self._hw_requested += size
             if done:
@@ -228,19 +256,22 @@ class CanaryFileIO(io.FileIO):
             if size > self._hw_max_buffer:
                 self._hw_max_buffer = size
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return done
 
     def read(self, *args: Any) -> bytes:  # *args: FileIO says what is wrong with a bad call
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _read(self, *args)
         t0 = _perf()
         data = _read(self, *args)
@@ -249,10 +280,10 @@ class CanaryFileIO(io.FileIO):
             size = args[0] if args else -1
             done = None if data is None else len(data)
             if size is None or size < 0:  # readall: asked for everything there was
-                self._hw_eof = True
+                self._hw_eof = t1
                 size = done or 0
             elif done is not None and done < size:
-                self._hw_eof = True
+                self._hw_eof = t1
             self._hw_ops += 1
             self._hw_requested += size
             if done:
@@ -260,51 +291,61 @@ class CanaryFileIO(io.FileIO):
             if size > self._hw_max_buffer:
                 self._hw_max_buffer = size
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return data
 
     def readall(self) -> bytes:
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _readall(self)
         t0 = _perf()
         data = _readall(self)
         t1 = _perf()
         try:
             done = len(data)
-            self._hw_eof = True
+            self._hw_eof = t1
             self._hw_ops += 1
             self._hw_requested += done
             self._hw_transferred += done
             if done > self._hw_max_buffer:
                 self._hw_max_buffer = done
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return data
 
     def write(self, buffer: Any, /) -> int:
-        if not self._hw_owner.active:
+        try:
+            owner = self._hw_owner
+        except AttributeError:  # not built by the hooks: never watched
+            owner = OFF
+        if not owner.active:
             return _write(self, buffer)
         t0 = _perf()
         done = _write(self, buffer)
         t1 = _perf()
         try:
-            size = len(buffer) if type(buffer) is bytes else size_of(buffer)
+            kind = type(buffer)  # BufferedWriter's is a memoryview, the app's usually bytes
+            size = (
+                buffer.nbytes if kind is memoryview else len(buffer) if kind is bytes
+                else size_of(buffer)
+            )  # fmt: skip
             self._hw_writes += 1
             self._hw_ops += 1
             self._hw_requested += size
@@ -313,15 +354,14 @@ class CanaryFileIO(io.FileIO):
             if size > self._hw_max_buffer:
                 self._hw_max_buffer = size
             self._hw_cost_ns += t1 - t0
-            events = _modules.get("asyncio.events")
             if (
                 _track_runs
-                or (events is not None and events._get_running_loop() is not None)
+                or (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
                 or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
             ):
                 self._hw_rare(t1 - t0, done, t0, t1)
         except Exception as exc:
-            failed(self._hw_owner, exc)
+            failed(owner, exc)
         return done
 
     def _hw_rare(self, cost: int, done: int | None, t0: int, t1: int) -> None:
@@ -341,7 +381,7 @@ class CanaryFileIO(io.FileIO):
         into.ops, into.writes = self._hw_ops, self._hw_writes
         into.requested, into.transferred = self._hw_requested, self._hw_transferred
         into.max_buffer, into.cost_ns = self._hw_max_buffer, self._hw_cost_ns
-        into.eof = self._hw_eof
+        into.eof = self._hw_eof != 0
         return into
 
     def snapshot(self) -> FileStats:
@@ -354,14 +394,25 @@ class CanaryFileIO(io.FileIO):
         return self._hw_sync(stats)
 
     def close(self) -> None:
-        owner = self._hw_owner
+        try:
+            owner = self._hw_owner
+        except AttributeError:
+            owner = OFF
         if owner.active:
             self._hw_owner = OFF
             try:
                 if self._finalizing and not self.closed:  # type: ignore[attr-defined]
                     owner.unclosed(self)  # an unbuffered file dropped while open
-                if self._hw_ops:
-                    owner.closed(self)
+                # The collector's closed() for the usual file (a few ops), written out.
+                if self._hw_ops > owner.many_ops:
+                    owner.closed(self)  # may have used small buffers: every rule
+                elif self._hw_writes:
+                    owner.forget_path(self._hw_path, None)  # changed: reading it again is right
+                elif self._hw_eof and owner.read_whole(
+                    self._hw_path, self._hw_thread, self._hw_transferred, self._hw_stack,
+                    self._hw_eof,
+                ):  # fmt: skip
+                    owner.repeated(self)
             except Exception as exc:
                 failed(owner, exc)
         return self._hw_close()
@@ -376,7 +427,10 @@ class CanaryFileIO(io.FileIO):
 
     def _dealloc_warn(self, source: object) -> None:
         """A buffered or text layer over us is being finalised while open: unclosed."""
-        owner = self._hw_owner
+        try:
+            owner = self._hw_owner
+        except AttributeError:
+            owner = OFF
         if owner.active:
             try:
                 owner.unclosed(self)
