@@ -99,8 +99,9 @@ class InterruptsDeferred:
     """``SIGINT`` during the block is noted instead of raising ``KeyboardInterrupt`` in it.
 
     The process is exiting anyway; the interrupt's only effect would be a traceback printed as
-    "Exception ignored in atexit callback". Only the main thread can set handlers: elsewhere (and
-    when the handler is not Python's or ours to swap) this does nothing.
+    "Exception ignored in atexit callback". Only the main thread can set handlers: elsewhere
+    this does nothing. Python's own handler is swapped for the block; an app's handler is put
+    back at once, and an interrupt that arrived meanwhile is raised again for it.
     """
 
     def __init__(self) -> None:
@@ -108,18 +109,33 @@ class InterruptsDeferred:
         self.interrupted = False
 
     def __enter__(self) -> InterruptsDeferred:
-        if threading.current_thread() is threading.main_thread():
-            try:
-                previous = signal.getsignal(signal.SIGINT)
-                if previous is signal.default_int_handler:
-                    self.previous = previous
-                    signal.signal(signal.SIGINT, self._note)
-            except (ValueError, OSError):
-                self.previous = None
+        # The swap is the first call made here: Python runs a pending signal's handler only at
+        # a function's entry or a call's end, so past the entry an interrupt finds ours. (A
+        # check before it, such as "is this the main thread?", would be a call of its own and
+        # a window in which the interrupt is raised in this frame.)
+        if not _SIGINT_HANDLER_FROM_PYTHON:
+            return self  # one installed outside Python could not be put back
+        try:
+            previous = signal.signal(signal.SIGINT, self._note)
+        except (ValueError, OSError, TypeError):  # not the main thread
+            return self
+        if previous is signal.default_int_handler:
+            self.previous = previous
+        else:
+            self._give_back(previous)
         return self
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
         self.interrupted = True
+
+    def _give_back(self, handler: Any) -> None:
+        """The app's handler (or SIG_IGN, SIG_DFL) back, with any interrupt that came meanwhile."""
+        try:
+            signal.signal(signal.SIGINT, handler if handler is not None else signal.SIG_DFL)
+        finally:
+            if self.interrupted:
+                self.interrupted = False
+                signal.raise_signal(signal.SIGINT)
 
     def __exit__(self, *exc_info: object) -> None:
         if self.previous is None:
@@ -130,6 +146,10 @@ class InterruptsDeferred:
             # Arrived just as Python's handler went back (it runs when the call returns):
             # still inside our frame, so it is deferred like the others.
             self.interrupted = True
+
+
+_SIGINT_HANDLER_FROM_PYTHON = signal.getsignal(signal.SIGINT) is not None
+"""False when SIGINT's handler was installed outside Python (an embedding server's)."""
 
 
 def _exit_code_of(status: object) -> int:
