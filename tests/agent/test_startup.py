@@ -172,14 +172,7 @@ def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     assert killed.returncode == 3, killed.stderr
     (earlier,) = (tmp_path / "home" / "sessions").iterdir()
     assert not (earlier / "exit-classified").exists()
-    script = Path(sys.executable).with_name("hawkwatch")
-    done = subprocess.run(
-        [str(script), "run", "--", sys.executable, "-c", "print('ran')"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "print('ran')")
     assert done.returncode == 0, done.stderr
     verdicts = {
         session.name: [(c.source, c.kind, c.exit_code) for c in classifications(session)]
@@ -188,6 +181,16 @@ def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     own = next(name for name in verdicts if name != earlier.name)
     assert verdicts[earlier.name] == [("next-start", "exit-code", 3)]
     assert verdicts[own] == [("supervisor", "clean", 0)]
+
+
+def run_supervised(
+    folder: Path, env: dict[str, str], *program: str
+) -> subprocess.CompletedProcess[str]:
+    """``hawkwatch run -- PROGRAM`` started from ``folder``, as from a user's shell."""
+    script = Path(sys.executable).with_name("hawkwatch")
+    return subprocess.run(
+        [str(script), "run", "--", *program], env=env, cwd=folder, capture_output=True, text=True
+    )
 
 
 def classifications(session: Session) -> list[ExitClassification]:
@@ -269,15 +272,8 @@ def test_under_run_the_supervisor_removes_old_sessions_after_a_short_program(
     after each program ends, the program's exit does not."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": "2"}
-    script = Path(sys.executable).with_name("hawkwatch")
     for _ in range(4):
-        done = subprocess.run(
-            [str(script), "run", "--", sys.executable, "-c", "pass"],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-        )
+        done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
         assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "home" / "sessions").iterdir())) == 2
 
