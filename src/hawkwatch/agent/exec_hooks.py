@@ -20,11 +20,11 @@ from typing import Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.runtime import HOLDER, Agent
+from hawkwatch.model.records.crash import EXEC_EXIT_REASON
 from hawkwatch.store import _worker
 
 log = lazy_logger(__name__)
 
-EXEC_REASON: Final = "exec"  # the exit reason ``analysis.exit_classify`` reads as "replaced"
 _MARK: Final = "__hawkwatch_exec__"
 
 
@@ -58,7 +58,7 @@ def _finish_before_exec() -> Agent | None:
         agent = HOLDER.agent
         if agent is None or not agent.is_running or not agent.is_own_process():
             return None
-        agent.finish(EXEC_REASON)
+        agent.finish(EXEC_EXIT_REASON)
         _worker.flush_all_at_exit()
         return agent
     except Exception as exc:  # the exec must happen whatever we failed to write

@@ -117,7 +117,7 @@ class InterruptsDeferred:
             return self  # one installed outside Python could not be put back
         try:
             previous = signal.signal(signal.SIGINT, self._note)
-        except (ValueError, OSError, TypeError):  # not the main thread
+        except (ValueError, OSError):  # not the main thread
             return self
         if previous is signal.default_int_handler:
             self.previous = previous

@@ -16,15 +16,13 @@ from typing import Any, Final
 
 import msgspec
 
-from hawkwatch.model.records.crash import ExitKind
+from hawkwatch.model.records.crash import EXEC_EXIT_REASON, ExitKind
 
 FATAL_SIGNALS: Final = frozenset(
     int(getattr(signal, name))
     for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
     if hasattr(signal, name)
 )
-EXEC_REASON: Final = "exec"
-"""The agent's exit reason when the program replaced itself with ``os.exec*``."""
 _REPLACED: Final = "agent: the program replaced itself with os.exec* (its session ends there)"
 
 
@@ -102,7 +100,7 @@ def _oom_evidence(facts: ExitFacts) -> list[str]:
 
 def _supervised(facts: ExitFacts, returncode: int) -> ExitVerdict:
     status = f"hawkwatch run saw exit status {returncode}"
-    if facts.agent_exit and facts.agent_exit.get("reason") == EXEC_REASON:
+    if facts.agent_exit and facts.agent_exit.get("reason") == EXEC_EXIT_REASON:
         became = f"{status} of the program it became"
         return ExitVerdict("clean", None, None, (_REPLACED, became))
     if returncode >= 0:
@@ -190,7 +188,7 @@ def _from_agent_record(agent: dict[str, Any], facts: ExitFacts) -> ExitVerdict:
     if reason == "uncaught-exception":
         what = agent.get("exception") or facts.fatal_exception or "exception"
         return ExitVerdict("exception", code, None, (f"agent at exit: uncaught {what}",))
-    if reason == EXEC_REASON:
+    if reason == EXEC_EXIT_REASON:
         return ExitVerdict("clean", None, None, (_REPLACED,))
     if reason == "keyboard-interrupt":
         evidence = ("agent at exit: KeyboardInterrupt (SIGINT)",)

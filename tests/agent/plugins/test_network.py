@@ -54,12 +54,6 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> trustme.CA:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with HttpServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def tls_server(ca: trustme.CA) -> Iterator[HttpServer]:
     with HttpServer(ca.issue_cert("127.0.0.1", "localhost")) as running:
         yield running

@@ -5,7 +5,6 @@ requests: phases, reuse, redirect hops, failures in their phase."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,6 @@ from hawkwatch.store import Session
 from tests.agent.plugins.net_servers import HttpServer, refused_port
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with HttpServer() as running:
-        yield running
 
 
 @pytest.fixture(params=["direct", "signals"])

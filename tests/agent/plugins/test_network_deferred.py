@@ -12,7 +12,6 @@ import asyncio
 import http.client
 import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,6 @@ from hawkwatch.store import Session
 from tests.agent.plugins.net_servers import HttpServer
 
 pytestmark = pytest.mark.usefixtures("stopped_agent")
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with HttpServer() as running:
-        yield running
 
 
 @pytest.fixture

@@ -26,12 +26,6 @@ from tests.agent.plugins.net_servers import HttpServer
 pytestmark = pytest.mark.usefixtures("stopped_agent")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with HttpServer() as running:
-        yield running
-
-
 @pytest.fixture(params=["direct", "trace"])
 def mode(request: pytest.FixtureRequest, hawkwatch_home: Path,
          monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:  # fmt: skip

@@ -13,7 +13,6 @@ import asyncio
 import gc
 import http.client
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,12 +30,6 @@ from tests.agent.plugins.net_servers import HttpServer
 pytestmark = pytest.mark.usefixtures("stopped_agent")
 DETECTABLE = sys.version_info < (3, 13)
 """3.13 keeps inline values next to a materialized dict: nothing to see (nor to lose)."""
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[HttpServer]:
-    with HttpServer() as running:
-        yield running
 
 
 def dict_materialized(obj: Any) -> bool:
