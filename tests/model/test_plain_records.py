@@ -7,7 +7,7 @@ import math
 
 import msgspec
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hawkwatch.model import plain_records as plain
@@ -38,6 +38,7 @@ def test_each_plain_type_has_its_typed_records_fields_order_and_defaults(name: s
     assert all(f.required or f.default is None for f in fields)
     assert stand_in.collection == kind.collection
     assert stand_in.time_field == kind.time_field
+    assert stand_in.name_field == kind.name_field
 
 
 def test_each_series_has_its_typed_records_collection_and_format() -> None:
@@ -48,6 +49,7 @@ def test_each_series_has_its_typed_records_collection_and_format() -> None:
         assert [f.name for f in msgspec.structs.fields(kind)] == ["time", "value"]
 
 
+@settings(max_examples=1000)
 @given(st.data())
 def test_plain_records_encode_byte_for_byte_as_msgspec(data: st.DataObject) -> None:
     name = data.draw(st.sampled_from(sorted(plain.JSON_TYPES)))
@@ -55,7 +57,8 @@ def test_plain_records_encode_byte_for_byte_as_msgspec(data: st.DataObject) -> N
     values: dict[str, object] = {}
     for field in msgspec.structs.fields(kind):
         if field.required or data.draw(st.booleans()):
-            values[field.name] = data.draw(FLOATS if field.name == "time" else SCALARS)
+            drawn = {kind.time_field: FLOATS, kind.name_field: TEXT}.get(field.name, SCALARS)
+            values[field.name] = data.draw(drawn)
     try:
         expected: bytes | type[Exception] = encode_typed(kind(**values))
     except (UnicodeEncodeError, ValueError) as exc:  # lone surrogates; a key with a comma
@@ -67,6 +70,7 @@ def test_plain_records_encode_byte_for_byte_as_msgspec(data: st.DataObject) -> N
             encode_typed(stand_in(**values))  # type: ignore[arg-type]
 
 
+@settings(max_examples=1000)
 @given(FLOATS)
 @example(1e16)
 @example(-1.25e-5)

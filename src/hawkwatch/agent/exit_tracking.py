@@ -18,16 +18,18 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-import msgspec
 
-
-class ExitInfo(msgspec.Struct):
+class ExitInfo:
     """What the process knows about its own exit."""
 
-    exit_code: int | None = None
-    signal: int | None = None
-    reason: str = "unknown"  # normal, sys.exit, uncaught-exception, keyboard-interrupt, unknown
-    exception: str | None = None
+    __slots__ = ("exception", "exit_code", "reason", "signal")
+
+    def __init__(self) -> None:
+        self.exit_code: int | None = None
+        self.signal: int | None = None
+        # normal, sys.exit, uncaught-exception, keyboard-interrupt, unknown
+        self.reason = "unknown"
+        self.exception: str | None = None
 
 
 class ExitTracker:

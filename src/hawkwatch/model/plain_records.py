@@ -86,9 +86,10 @@ class PlainRecord:
 
 class PlainJsonType:
     """A ``JsonRecord`` type's encoding: its fields in order, those omitted when ``None``
-    (a ``None`` default), and what its key is (the time field's value, or a fixed key)."""
+    (a ``None`` default), and what its key is (the time field's value, the name field's, or a
+    fixed key)."""
 
-    __slots__ = ("collection", "fields", "fixed_key", "optional", "time_field")
+    __slots__ = ("collection", "fields", "fixed_key", "name_field", "optional", "time_field")
 
     def __init__(
         self,
@@ -97,12 +98,14 @@ class PlainJsonType:
         optional: tuple[str, ...] = (),
         *,
         time_field: str | None = None,
+        name_field: str | None = None,
         fixed_key: str | None = None,
     ) -> None:
         self.collection = collection
         self.fields = fields
         self.optional = frozenset(optional)
         self.time_field = time_field
+        self.name_field = name_field
         self.fixed_key = fixed_key
 
     def __call__(self, **values: object) -> PlainRecord:
@@ -127,6 +130,8 @@ class PlainJsonType:
     def key_of(self, values: Mapping[str, object]) -> str:
         if self.fixed_key is not None:
             return self.fixed_key
+        if self.name_field is not None:
+            return str(values[self.name_field])
         moment = values[self.time_field or ""]
         return time_key(moment)  # type: ignore[arg-type]
 
@@ -163,12 +168,36 @@ _LAUNCH_FIELDS = (
 )
 APP_LAUNCH = PlainJsonType(c.APP_LAUNCH, _LAUNCH_FIELDS, _LAUNCH_FIELDS, fixed_key="0")
 
+# Written from a ``gc`` callback and an import hook, where importing the typed model could
+# re-enter the hook or the collector; and by ``hawkwatch.span``, in the program's own thread.
+GC_PAUSE = PlainJsonType(
+    c.GC_PAUSE,
+    ("start", "generation", "duration_ms", "collected", "uncollectable", "thread"),
+    ("collected", "uncollectable", "thread"),
+    time_field="start",
+)
+IMPORT_TIME = PlainJsonType(
+    c.IMPORT_TIME,
+    ("time", "self_us", "cumulative_us", "parent", "thread", "module"),
+    ("self_us", "thread"),
+    name_field="module",
+)
+CUSTOM_SPAN = PlainJsonType(
+    c.CUSTOM_SPAN,
+    ("name", "start", "duration_ms", "thread", "error"),
+    ("thread", "error"),
+    time_field="start",
+)
+
 #: Every plain JSON type, by the name of the typed record it stands in for.
 JSON_TYPES = {
     "CustomTimeEvent": CUSTOM_TIME_EVENT,
     "ExitState": EXIT_STATE,
     "HawkwatchError": HAWKWATCH_ERROR,
     "AppLaunch": APP_LAUNCH,
+    "GcPause": GC_PAUSE,
+    "ImportTime": IMPORT_TIME,
+    "CustomSpan": CUSTOM_SPAN,
 }
 
 

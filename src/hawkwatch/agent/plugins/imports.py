@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
-from hawkwatch.model.records import ImportTime
+from hawkwatch.model.plain_records import IMPORT_TIME
 
 AGENT_THREAD_PREFIX = "hawkwatch-"  # the agent's threads: scheduler, stall watchdog, profiler
 _bootstrap: Any = sys.modules.get("_frozen_importlib") or sys.modules["importlib._bootstrap"]
@@ -71,7 +71,7 @@ class ImportTimeMonitor:
         ctx = self._ctx
         if ctx is None or _is_own(name):
             return
-        record = ImportTime(
+        record = IMPORT_TIME(  # importing the typed model here would re-enter this hook
             time=round(time.time() - cumulative_ns / 1e9, 6),
             self_us=self_ns // 1000,
             cumulative_us=cumulative_ns // 1000,
