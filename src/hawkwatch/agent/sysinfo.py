@@ -14,15 +14,13 @@ import resource
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, Protocol
-
-import msgspec
+from typing import Final, NamedTuple, Protocol
 
 MB: Final = 1024 * 1024
 _UNLIMITED_V1: Final = 1 << 60  # cgroup v1 reports "no limit" as a number near 2**63
 
 
-class ResourceSample(msgspec.Struct, frozen=True):
+class ResourceSample(NamedTuple):
     """One reading; memory in bytes, ``None`` when the platform cannot say."""
 
     resident_bytes: int
@@ -105,7 +103,7 @@ class PsutilReader:
         )
 
 
-class MemoryLimit(msgspec.Struct, frozen=True):
+class MemoryLimit(NamedTuple):
     """Where "available memory" comes from, and how to compute it."""
 
     source: str
@@ -171,7 +169,7 @@ def _cgroup_memberships(path: Path) -> dict[str, str]:
     return found
 
 
-class _Mount(msgspec.Struct, frozen=True):
+class _Mount(NamedTuple):
     root: str
     point: Path
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Final, Generic, TypeVar
-
-import msgspec
+from typing import Final, Generic, NamedTuple, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -24,7 +22,7 @@ MAX_POINTS = 32
 """The slope is fitted over at most this many window medians (pairwise slopes: ~500)."""
 
 
-class GrowthRule(msgspec.Struct, frozen=True):
+class GrowthRule(NamedTuple):
     """Thresholds of a footprint growth finding (defaults: ≥ 20 MB and ≥ 10 % over 60 s)."""
 
     window_s: float = 60.0
@@ -32,7 +30,7 @@ class GrowthRule(msgspec.Struct, frozen=True):
     min_percent: float = 10.0
 
 
-class GrowthFinding(msgspec.Struct, frozen=True):
+class GrowthFinding(NamedTuple):
     """A steady rise over the window's readings."""
 
     start_time: float
@@ -108,7 +106,7 @@ def footprint_growth(
     return GrowthFinding(window[0][0], window[-1][0], start_bytes, end_bytes, slope, len(window))
 
 
-class SteadyGrowth(msgspec.Struct, Generic[K], frozen=True):
+class SteadyGrowth(NamedTuple, Generic[K]):
     """One key (stack, type) that grew across a sequence of observations."""
 
     key: K

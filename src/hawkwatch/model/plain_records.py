@@ -23,6 +23,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+
 def json_float(number: float) -> str:
     """``number`` as msgspec writes it: shortest round-trip digits, ``null`` for inf and NaN,
     fixed notation from 1e-5 up to 1e16 and ``1e16``/``1.5e-7`` (no ``+``, no leading zero)
@@ -56,6 +57,10 @@ def json_value(value: object) -> str:
     if kind is int:
         return int.__repr__(value)  # type: ignore[arg-type]
     raise TypeError(f"no plain JSON encoding for {kind.__name__}")
+
+
+#: The agent's exit reason (``exit-state``) when the program replaced itself with ``os.exec*``.
+EXEC_EXIT_REASON = "exec"
 
 
 def time_key(unix_time: float) -> str:

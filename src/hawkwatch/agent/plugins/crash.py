@@ -19,16 +19,19 @@ import faulthandler
 import os
 import threading
 import time
-from typing import IO, Any, ClassVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Final
 
 from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent import crash_evidence as ev
-from hawkwatch.agent.crash_capture import build_crash, minimal_crash
 from hawkwatch.agent.crash_hooks import CrashHooks
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.runtime import report_error
-from hawkwatch.model.records import Crash, MemoryLevel
-from hawkwatch.model.records.crash import MEMORY_LEVELS
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import Crash
+
+#: KSCrash's memory levels, percent of the limit.
+MEMORY_LEVELS: Final = (25, 50, 75, 95)
 
 MB = 1024 * 1024
 
@@ -123,6 +126,9 @@ class CrashMonitor:
         ctx = self._ctx
         if ctx is None:
             return
+        # The typed model (msgspec) is loaded at the first crash, not at every start.
+        from hawkwatch.agent.crash_capture import build_crash, minimal_crash
+
         try:
             crash = build_crash(
                 exc, source=source, fatal=fatal, thread=thread, breadcrumbs=breadcrumbs.recent()
@@ -166,6 +172,8 @@ class CrashMonitor:
         if level == self._level:
             return
         self._level = level
+        from hawkwatch.model.records import MemoryLevel  # on the scheduler thread
+
         record = MemoryLevel(
             time=time.time(),
             level=level,

@@ -13,6 +13,7 @@ from typing import ClassVar, Final, Literal, get_args
 import msgspec
 
 from hawkwatch.model import collections as c
+from hawkwatch.model.plain_records import EXEC_EXIT_REASON as EXEC_EXIT_REASON  # written at exit
 from hawkwatch.model.records._codec import Count, Finite, JsonRecord, NonNegative, time_key
 
 #: How a process can end (``docs/collections.md`` explains each).
@@ -28,10 +29,6 @@ ExitKind = Literal[
     "unknown",
 ]
 EXIT_KINDS: Final = get_args(ExitKind)
-#: The agent's exit reason when the program replaced itself with ``os.exec*``.
-EXEC_EXIT_REASON: Final = "exec"
-#: KSCrash's memory levels, percent of the limit.
-MEMORY_LEVELS: Final = (25, 50, 75, 95)
 
 
 class Frame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
