@@ -19,7 +19,9 @@ FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
     [1e16, 1e15, 9999999999999998.0, 1e-5, 1.25e-5, -1e-5, 1e-4, 9.99e-6, 1.5e-7, -0.0, 0.0,
      5e-324, 1e300, -1e22, 123456789012345.67, 1764034844.123456]
 )  # fmt: skip
-TEXT = st.text() | st.sampled_from(["", '"', "\\", "\n\r\t\b\f\x00\x1f\x7f", "é\u2028\u2029\U0001f600"])
+TEXT = st.text() | st.sampled_from(
+    ["", '"', "\\", "\n\r\t\b\f\x00\x1f\x7f", "é\u2028\u2029\U0001f600"]
+)
 SCALARS = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | FLOATS | TEXT
 
 

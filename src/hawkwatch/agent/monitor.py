@@ -75,6 +75,19 @@ class LaunchTimes:
 _LAUNCH_FIELDS = ("process_start", "interpreter_ready", "agent_started", "main_started", "ready")
 
 
+_CONTEXT_FIELDS = (
+    "config",
+    "session",
+    "records",
+    "launch",
+    "every",
+    "is_supervised",
+    "once",
+    "listeners",
+    "wall_clock",
+)
+
+
 class AgentContext:
     """Everything a monitor may use; built by the runtime for one session.
 
@@ -106,6 +119,11 @@ class AgentContext:
             listeners if listeners is not None else {}
         )
         self.wall_clock = wall_clock
+
+    def replace(self, **changes: Any) -> AgentContext:
+        """A copy with some fields changed (a monitor started with another config)."""
+        fields = {name: getattr(self, name) for name in _CONTEXT_FIELDS}
+        return AgentContext(**{**fields, **changes})
 
     def write(self, record: WritableRecord, key: str | None = None) -> None:
         """Write a typed record now (use on the scheduler thread); ``key``: for ``anr`` parts."""

@@ -27,7 +27,7 @@ class _Job:
 
     __slots__ = ("due", "interval_s", "jitter", "owner", "run", "seq")
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - one argument per attribute, as the Struct had
         self,
         due: float,
         seq: int,

@@ -12,6 +12,8 @@ type and the bytes against msgspec's over generated values. Readers decode with 
 
 from __future__ import annotations
 
+import math
+
 from hawkwatch.model import collections as c
 
 try:  # CPython's C string encoder, what ``json`` itself uses (no ``re`` import)
@@ -28,7 +30,7 @@ def json_float(number: float) -> str:
     """``number`` as msgspec writes it: shortest round-trip digits, ``null`` for inf and NaN,
     fixed notation from 1e-5 up to 1e16 and ``1e16``/``1.5e-7`` (no ``+``, no leading zero)
     outside it (``repr`` switches at 1e-4 and writes ``1e+16``)."""
-    if number != number or number in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         return "null"
     text = repr(number)
     mantissa, e, exponent = text.partition("e")
@@ -49,14 +51,14 @@ def json_value(value: object) -> str:
         return "true"
     if value is False:
         return "false"
-    kind = type(value)
-    if kind is str:
-        return _quote(value)  # type: ignore[no-any-return]
-    if kind is float:
-        return json_float(value)  # type: ignore[arg-type]
-    if kind is int:
-        return int.__repr__(value)  # type: ignore[arg-type]
-    raise TypeError(f"no plain JSON encoding for {kind.__name__}")
+    if isinstance(value, str):
+        quoted: str = _quote(value)
+        return quoted
+    if isinstance(value, float):
+        return json_float(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    raise TypeError(f"no plain JSON encoding for {type(value).__name__}")
 
 
 #: The agent's exit reason (``exit-state``) when the program replaced itself with ``os.exec*``.

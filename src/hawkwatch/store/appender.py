@@ -85,7 +85,9 @@ class Dropped:
 
     __slots__ = ("bytes", "lines", "reason", "since")
 
-    def __init__(self, lines: int = 0, bytes: int = 0, since: float = 0.0, reason: str = "") -> None:
+    def __init__(
+        self, lines: int = 0, bytes: int = 0, since: float = 0.0, reason: str = ""
+    ) -> None:
         self.lines = lines
         self.bytes = bytes
         self.since = since  # Unix time of the first failed write

@@ -23,8 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from hawkwatch.model import Record, Skipped
-from hawkwatch.model import plain_records
+from hawkwatch.model import Record, Skipped, plain_records
 from hawkwatch.store import _worker
 from hawkwatch.store._files import lock_for_writing
 from hawkwatch.store._process import process_start_time
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
         def record_key(self) -> str: ...
 
         def encode_value(self) -> bytes: ...
+
 
 RECORDS_NAME: Final = "records"
 HEADER: Final = "collection,key,value"

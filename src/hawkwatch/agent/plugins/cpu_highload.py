@@ -85,7 +85,7 @@ class Episode:
         "written_at",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - one argument per attribute, as the Struct had
         self,
         start_unix: float,
         last_unix: float,

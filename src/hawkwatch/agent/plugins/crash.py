@@ -77,9 +77,12 @@ class CrashMonitor:
             return
         self._earlier_due = False
         try:
+            gone = ev.gone_unclassified(ctx.session.path.parent, ctx.session.name)
+            if not gone:
+                return  # nothing to classify: the typed model is not loaded for nothing
             from hawkwatch.agent.crash_recovery import finish_earlier_sessions
 
-            finish_earlier_sessions(ctx.session)
+            finish_earlier_sessions(ctx.session, gone)
         except Exception as exc:
             report_error(self.name, "classify-earlier", exc)
 

@@ -177,11 +177,10 @@ class MemoryMonitor:
     def _start_tracing(self, reason: str) -> None:
         if self._ctx is None:
             return
-        from hawkwatch.model.records.memory import MemoryTrace
-
         # Imported here: the tracer and the allocation model behind it cost ~12 ms to import,
         # paid only by a process that grows (or asks for tracing), not by every start.
         from hawkwatch.agent.plugins.memory_trace import AllocationTracer
+        from hawkwatch.model.records.memory import MemoryTrace
 
         config = self._ctx.config.memory
         tracer = AllocationTracer(config.trace_frames)
@@ -214,9 +213,8 @@ class MemoryMonitor:
         ctx = self._ctx
         if ctx is None:
             return
-        from hawkwatch.model.records.memory import MemoryTrace
-
         from hawkwatch.agent.plugins.memory_memray import MemrayRecorder, MemrayUnavailable
+        from hawkwatch.model.records.memory import MemoryTrace
 
         recorder = MemrayRecorder(ctx.session.path)
         try:

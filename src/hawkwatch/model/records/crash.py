@@ -13,7 +13,6 @@ from typing import ClassVar, Final, Literal, get_args
 import msgspec
 
 from hawkwatch.model import collections as c
-from hawkwatch.model.plain_records import EXEC_EXIT_REASON as EXEC_EXIT_REASON  # written at exit
 from hawkwatch.model.records._codec import Count, Finite, JsonRecord, NonNegative, time_key
 
 #: How a process can end (``docs/collections.md`` explains each).
