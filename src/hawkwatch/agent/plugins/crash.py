@@ -67,8 +67,8 @@ class CrashMonitor:
             ctx.once(self.finish_earlier, self)
         elif self._earlier_due:
             self.finish_earlier()
-        if config.memory_levels:
-            self._start_memory_levels(ctx)
+        if config.memory_levels:  # the limit and a first reading: not before the program runs
+            ctx.defer(self._start_memory_levels, self)
 
     def finish_earlier(self) -> None:
         """Classify how earlier sessions' processes ended (once; never raises)."""
@@ -158,7 +158,10 @@ class CrashMonitor:
 
     # -- memory levels -------------------------------------------------------------------
 
-    def _start_memory_levels(self, ctx: AgentContext) -> None:
+    def _start_memory_levels(self) -> None:
+        ctx = self._ctx
+        if ctx is None:
+            return
         from hawkwatch.agent.sysinfo import reader_for_this_process  # psutil: only when used
 
         self._reader = reader_for_this_process()

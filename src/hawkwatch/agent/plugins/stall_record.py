@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
-from hawkwatch.analysis.stall import Sample, fingerprint, point_stack, title_index
 from hawkwatch.model import collections as c
 from hawkwatch.model.stack import PyFrame, Stack
 
 if TYPE_CHECKING:
+    from hawkwatch.analysis.stall import Sample
     from hawkwatch.model.records import Anr, AnrTask
 
 # The typed model (msgspec) is imported by the functions that build records, at the first
@@ -109,11 +109,15 @@ class Episode:
         self.ring.append(entry)
 
     def add_backstop(self, when_wall: float, stack: Stack) -> None:
+        from hawkwatch.analysis.stall import Sample
+
         if stack:
             self.backstop.append(Sample(when_wall, stack, 1))
 
     def samples(self) -> list[tuple[Sample, int, str]]:
         """(sample, thread count, source) oldest first: first sample, ring, backstop dumps."""
+        from hawkwatch.analysis.stall import Sample
+
         rows: list[tuple[Sample, int, str]] = []
         if self.first is not None and all(entry is not self.first for entry in self.ring):
             rows.append(
@@ -158,6 +162,7 @@ def build_value(
     unfinished: bool = False,
 ) -> Anr:
     """The full ``anr`` record of a finished (or, at stop, unfinished) episode."""
+    from hawkwatch.analysis.stall import fingerprint, point_stack, title_index
     from hawkwatch.model.records import Anr, AnrGc, AnrPoint, AnrSample, PointFrame
     from hawkwatch.model.records.stall import frames_of
 
