@@ -98,7 +98,8 @@ def counted(root: Path, argv: list[str]) -> dict[str, int]:
         if total is None:
             continue
         fields = dict(HEADER.findall(text))
-        supervisor = " run -- " in fields.get("cmd", "")
+        command = fields.get("cmd", "").split()
+        supervisor = bool(command) and Path(command[0]).name == "hawkwatch"
         main = fields.get("thread", "1").strip() == "1"
         # cg.PID.N-TT: the dump before the Nth spawn or wait; cg.PID-TT: the rest
         part = path.name.split("-")[0].split(".")[2:]
