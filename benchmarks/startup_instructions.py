@@ -87,7 +87,12 @@ def counted(root: Path, argv: list[str]) -> dict[str, int]:
         *argv,
     ]
     done = subprocess.run(
-        command, env=environment(root), cwd=root / "work", capture_output=True, text=True
+        command,
+        env=environment(root),
+        cwd=root / "work",
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if done.returncode != 0:
         raise SystemExit(f"{argv}: exit {done.returncode}\n{done.stderr[-2000:]}")
@@ -127,7 +132,9 @@ def main() -> None:
         root = Path(folder)
         for argv in chosen.values():  # fill the bytecode cache
             fresh(root)
-            subprocess.run(argv, env=environment(root), cwd=root / "work", capture_output=True)
+            subprocess.run(
+                argv, env=environment(root), cwd=root / "work", capture_output=True, check=True
+            )
         print(f"{'arm':<6} {'part':<26} {'instructions':>14}")
         for arm, argv in chosen.items():
             figures = counted(root, argv)

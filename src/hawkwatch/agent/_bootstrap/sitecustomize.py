@@ -67,9 +67,9 @@ def _run_next_sitecustomize() -> None:
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
-    import importlib.util  # only with a sitecustomize to run (~3 M instructions)
+    from importlib.util import module_from_spec  # only with one to run (~3 M instructions)
 
-    module = importlib.util.module_from_spec(spec)
+    module = module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
 

@@ -56,7 +56,7 @@ class ImportTimeMonitor:
                     stack[-1][1] += elapsed
                 else:
                     del frames[ident]
-                if elapsed >= threshold_ns:
+                if elapsed >= threshold_ns and not _inside_own(stack):
                     try:
                         parent = stack[-1][0] if stack else None
                         store(name, elapsed, elapsed - frame[1], parent)
@@ -93,6 +93,12 @@ class ImportTimeMonitor:
         if self._wrapper is not None and _bootstrap._find_and_load is self._wrapper:
             _bootstrap._find_and_load = self._original
         self._wrapper = None
+
+
+def _inside_own(stack: list[list[Any]]) -> bool:
+    """Imported while one of hawkwatch's own modules was importing: the typed model and its
+    msgspec, loaded by a monitor at its first record (on any thread), are the agent's cost."""
+    return any(name == "hawkwatch" or name.startswith("hawkwatch.") for name, _ in stack)
 
 
 def _is_own(name: str) -> bool:
