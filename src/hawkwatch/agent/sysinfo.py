@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, Protocol
 
-from hawkwatch._values import Value
+from hawkwatch.model.values import Value
 
 MB: Final = 1024 * 1024
 _UNLIMITED_V1: Final = 1 << 60  # cgroup v1 reports "no limit" as a number near 2**63

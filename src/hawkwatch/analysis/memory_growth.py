@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Final, Generic, TypeVar
 
-from hawkwatch._values import Value
+from hawkwatch.model.values import Value
 
 K = TypeVar("K", bound=Hashable)
 

@@ -129,9 +129,6 @@ class CrashMonitor:
         ctx = self._ctx
         if ctx is None:
             return
-        # The typed model (msgspec) is loaded at the first crash, not at every start.
-        from hawkwatch.agent.crash_capture import build_crash, minimal_crash
-
         try:
             crash = build_crash(
                 exc, source=source, fatal=fatal, thread=thread, breadcrumbs=breadcrumbs.recent()
@@ -189,6 +186,21 @@ class CrashMonitor:
         )
         ctx.write(record)
         ev.write_json(ctx.session.path / ev.LEVEL_NAME, {"level": level, "time": record.time})
+
+
+def build_crash(exc: BaseException, **details: Any) -> Crash:
+    """``crash_capture.build_crash``, imported with the typed model (msgspec) at the first
+    crash, not at every start."""
+    from hawkwatch.agent.crash_capture import build_crash as build
+
+    return build(exc, **details)
+
+
+def minimal_crash(exc_type: type[BaseException], message: str, **details: Any) -> Crash:
+    """``crash_capture.minimal_crash`` (the recrash fallback), imported at the first crash."""
+    from hawkwatch.agent.crash_capture import minimal_crash as minimal
+
+    return minimal(exc_type, message, **details)
 
 
 def level_of(footprint: int, limit: int) -> int:
