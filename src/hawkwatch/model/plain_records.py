@@ -32,7 +32,7 @@ def json_float(number: float) -> str:
     outside it (``repr`` switches at 1e-4 and writes ``1e+16``)."""
     if not math.isfinite(number):
         return "null"
-    text = repr(number)
+    text = float.__repr__(number)
     mantissa, e, exponent = text.partition("e")
     if not e:
         return text
