@@ -27,7 +27,7 @@ from hawkwatch.agent.runtime import (
     new_launch_times,
 )
 from hawkwatch.config import load_config
-from hawkwatch.model.records import CustomSpan
+from hawkwatch.model.plain_records import CUSTOM_SPAN
 
 log = lazy_logger("hawkwatch")
 
@@ -153,7 +153,7 @@ class Span:
             return
         try:
             agent.write(
-                CustomSpan(
+                CUSTOM_SPAN(  # CustomSpan's bytes, without loading the typed model
                     name=self.name,
                     start=round(self._started, 6),
                     duration_ms=round(duration_ns / 1e6, 3),

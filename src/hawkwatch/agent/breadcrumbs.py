@@ -14,10 +14,11 @@ from collections import deque
 from typing import TYPE_CHECKING, Final
 
 from hawkwatch.agent.import_hooks import AfterImport
-from hawkwatch.model.records import Breadcrumb
 
 if TYPE_CHECKING:
     import logging
+
+    from hawkwatch.model.records import Breadcrumb
 
 DEFAULT_SIZE: Final = 30
 _ring: deque[tuple[float, str, str]] = deque(maxlen=DEFAULT_SIZE)
@@ -35,7 +36,9 @@ def resize(size: int) -> None:
 
 
 def recent() -> tuple[Breadcrumb, ...]:
-    """The ring's breadcrumbs, oldest first."""
+    """The ring's breadcrumbs, oldest first (for a crash record: the typed model is loaded)."""
+    from hawkwatch.model.records import Breadcrumb
+
     return tuple(Breadcrumb(time=t, kind=k, text=x) for t, k, x in list(_ring))
 
 

@@ -17,14 +17,44 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from hawkwatch.store import Session
 
 EVIDENCE_NAME: Final = "exit-evidence.json"
+CLASSIFIED_NAME: Final = "exit-classified"
+MAX_SESSIONS_LOOKED_AT: Final = 20
 FAULT_NAME: Final = "crash-fault.txt"  # faulthandler's dump (crash_recovery reads it)
 INTENT_NAME: Final = "exit-intent.json"
 LEVEL_NAME: Final = "memory-level.json"
 BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
 _KMSG_MAX_RECORDS: Final = 20_000
+
+
+def gone_unclassified(root: Path, before_name: str) -> list[Session]:
+    """Sessions before ``before_name`` (newest first, the last ``MAX_SESSIONS_LOOKED_AT``)
+    with exit evidence, not yet classified, whose process is gone: ``crash_recovery``'s work,
+    found without loading it (and the typed model) when there is none."""
+    from hawkwatch.store import list_sessions
+    from hawkwatch.store._process import is_same_process_alive
+
+    found = []
+    earlier = [s for s in list_sessions(root) if s.name < before_name]
+    for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
+        folder = session.path
+        if (folder / CLASSIFIED_NAME).exists() or not (folder / EVIDENCE_NAME).exists():
+            continue
+        metadata = session.metadata
+        pid, started = metadata.get("pid"), metadata.get("start_time")
+        if (
+            isinstance(pid, int)
+            and isinstance(started, int | float)
+            and is_same_process_alive(pid, float(started))
+        ):
+            continue
+        found.append(session)
+    return found
 
 
 def boot_id(path: Path = BOOT_ID) -> str | None:

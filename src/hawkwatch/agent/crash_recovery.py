@@ -32,15 +32,13 @@ from hawkwatch.model.records import (
     ThreadStack,
     decode_all,
 )
-from hawkwatch.store import RecordStore, Session, list_sessions
-from hawkwatch.store._process import is_same_process_alive
+from hawkwatch.store import RecordStore, Session
 from hawkwatch.store.session import format_session_name
 
 FAULT_NAME: Final = ev.FAULT_NAME
 CLAIMED_SUFFIX: Final = ".claimed"
 REPORTED_SUFFIX: Final = ".reported"
-CLASSIFIED_NAME: Final = "exit-classified"
-MAX_SESSIONS_LOOKED_AT: Final = 20
+CLASSIFIED_NAME: Final = ev.CLASSIFIED_NAME
 
 #: faulthandler's words for each fatal signal.
 FAULT_SIGNALS: Final = {
@@ -243,32 +241,23 @@ def finish_session(
     return verdict, fault
 
 
-def finish_earlier_sessions(current: Session) -> int:
-    """Classify earlier sessions of processes that are gone (the next-start path); how many."""
-    return _finish_gone(current.path.parent, current.name)
+def finish_earlier_sessions(current: Session, sessions: list[Session] | None = None) -> int:
+    """Classify earlier sessions of processes that are gone (the next-start path); how many.
+    ``sessions``: those ``crash_evidence.gone_unclassified`` found, if already looked up."""
+    if sessions is None:
+        sessions = ev.gone_unclassified(current.path.parent, current.name)
+    return _finish(sessions)
 
 
 def finish_gone_sessions(root: Path, *, before: float) -> int:
     """``finish_earlier_sessions`` for ``hawkwatch run``'s supervisor: the sessions in ``root``
     that started before the Unix time ``before``."""
-    return _finish_gone(root, format_session_name(before))
+    return _finish(ev.gone_unclassified(root, format_session_name(before)))
 
 
-def _finish_gone(root: Path, before_name: str) -> int:
+def _finish(sessions: list[Session]) -> int:
     done = 0
-    earlier = [s for s in list_sessions(root) if s.name < before_name]
-    for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
-        folder = session.path
-        if (folder / CLASSIFIED_NAME).exists() or not (folder / ev.EVIDENCE_NAME).exists():
-            continue
-        metadata = session.metadata
-        pid, started = metadata.get("pid"), metadata.get("start_time")
-        if (
-            isinstance(pid, int)
-            and isinstance(started, int | float)
-            and is_same_process_alive(pid, float(started))
-        ):
-            continue
-        if finish_session(folder, None, source="next-start") is not None:
+    for session in sessions:
+        if finish_session(session.path, None, source="next-start") is not None:
             done += 1
     return done

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.runtime import HOLDER, Agent
-from hawkwatch.model.records.crash import EXEC_EXIT_REASON
+from hawkwatch.model.plain_records import EXEC_EXIT_REASON
 from hawkwatch.store import _worker
 
 log = lazy_logger(__name__)

@@ -8,16 +8,16 @@ threads, ``gc`` callbacks, signal handlers). The runtime catches whatever a moni
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, Protocol
-
-import msgspec
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from hawkwatch.config import Config
-from hawkwatch.model.records import AppLaunch, TypedRecord
+from hawkwatch.model.plain_records import APP_LAUNCH, PlainRecord
 from hawkwatch.store import RecordStore, Session
+
+if TYPE_CHECKING:
+    from hawkwatch.store.records import WritableRecord
 
 
 class Monitor(Protocol):
@@ -35,18 +35,34 @@ class Monitor(Protocol):
         """In a forked child, before the new agent starts: drop global hooks, threads, locks."""
 
 
-class LaunchTimes(msgspec.Struct):
+class LaunchTimes:
     """Milestones of this process's launch, Unix seconds; 0 when not captured."""
 
-    process_start: float = 0.0
-    interpreter_ready: float = 0.0
-    agent_started: float = 0.0
-    main_started: float = 0.0
-    ready: float = 0.0
+    __slots__ = ("agent_started", "interpreter_ready", "main_started", "process_start", "ready")
 
-    def as_record(self) -> AppLaunch:
+    def __init__(
+        self,
+        process_start: float = 0.0,
+        interpreter_ready: float = 0.0,
+        agent_started: float = 0.0,
+        main_started: float = 0.0,
+        ready: float = 0.0,
+    ) -> None:
+        self.process_start = process_start
+        self.interpreter_ready = interpreter_ready
+        self.agent_started = agent_started
+        self.main_started = main_started
+        self.ready = ready
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _LAUNCH_FIELDS)
+        return f"LaunchTimes({fields})"
+
+    def as_record(self) -> PlainRecord:
+        """The ``app-launch`` record (``AppLaunch``'s bytes; written before the typed model
+        is loaded, see ``model.plain_records``)."""
         duration = self.ready - self.process_start if self.ready and self.process_start else 0.0
-        return AppLaunch(
+        return APP_LAUNCH(
             process_start=self.process_start,
             interpreter_ready=self.interpreter_ready,
             agent_started=self.agent_started,
@@ -56,25 +72,64 @@ class LaunchTimes(msgspec.Struct):
         )
 
 
-class AgentContext(msgspec.Struct):
-    """Everything a monitor may use; built by the runtime for one session."""
+_LAUNCH_FIELDS = ("process_start", "interpreter_ready", "agent_started", "main_started", "ready")
 
-    config: Config
-    session: Session
-    records: RecordStore
-    launch: LaunchTimes
-    every: Callable[..., None]
-    """``every(interval_s, run, owner, jitter=None)``: ``Scheduler.every``."""
-    is_supervised: bool = False
-    once: Callable[[Callable[[], object], object], None] | None = None
-    listeners: dict[str, list[Callable[[], None]]] = msgspec.field(default_factory=dict)
-    wall_clock: Callable[[], float] = time.time
 
-    def write(self, record: TypedRecord, key: str | None = None) -> None:
+_CONTEXT_FIELDS = (
+    "config",
+    "session",
+    "records",
+    "launch",
+    "every",
+    "is_supervised",
+    "once",
+    "listeners",
+    "wall_clock",
+)
+
+
+class AgentContext:
+    """Everything a monitor may use; built by the runtime for one session.
+
+    ``every(interval_s, run, owner, jitter=None)`` is ``Scheduler.every``; ``once(run, owner)``
+    ``Scheduler.once``.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: Config,
+        session: Session,
+        records: RecordStore,
+        launch: LaunchTimes,
+        every: Callable[..., None],
+        is_supervised: bool = False,
+        once: Callable[[Callable[[], object], object], None] | None = None,
+        listeners: dict[str, list[Callable[[], None]]] | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.session = session
+        self.records = records
+        self.launch = launch
+        self.every = every
+        self.is_supervised = is_supervised
+        self.once = once
+        self.listeners: dict[str, list[Callable[[], None]]] = (
+            listeners if listeners is not None else {}
+        )
+        self.wall_clock = wall_clock
+
+    def replace(self, **changes: Any) -> AgentContext:
+        """A copy with some fields changed (a monitor started with another config)."""
+        fields = {name: getattr(self, name) for name in _CONTEXT_FIELDS}
+        return AgentContext(**{**fields, **changes})
+
+    def write(self, record: WritableRecord, key: str | None = None) -> None:
         """Write a typed record now (use on the scheduler thread); ``key``: for ``anr`` parts."""
         self.records.write(record, key)
 
-    def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
+    def write_nowait(self, record: WritableRecord, key: str | None = None) -> None:
         """Write a typed record without ever blocking (any thread, callbacks, signal handlers)."""
         self.records.write_nowait(record, key)
 
@@ -121,4 +176,6 @@ def time_key(unix_time: float) -> str:
 
 def to_json(value: Any) -> str:
     """Compact JSON for a record value."""
+    import json  # its first use may be at exit: a short program need not load it
+
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)

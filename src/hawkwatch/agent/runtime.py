@@ -22,17 +22,25 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent.exit_tracking import ExitTracker, InterruptsDeferred
-from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor, to_json
+from hawkwatch.agent.monitor import AgentContext, LaunchTimes, Monitor
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.config import Config, LoadedConfig
-from hawkwatch.model.records import CustomTimeEvent, ExitState, HawkwatchError, TypedRecord
+from hawkwatch.model.plain_records import (
+    CUSTOM_TIME_EVENT,
+    EXIT_STATE,
+    HAWKWATCH_ERROR,
+    json_value,
+)
 from hawkwatch.store import RecordStore, Session, _worker, apply_retention, sessions_root
 from hawkwatch.store._process import process_start_time
+
+if TYPE_CHECKING:
+    from hawkwatch.store.records import WritableRecord
 
 log = lazy_logger(__name__)
 
@@ -172,10 +180,11 @@ class Agent:
         info = self.exit_tracker.final_info()
         if info.reason == "unknown":
             info.reason = default_reason
-        extra = to_json({"exit_code": info.exit_code, "reason": info.reason})
+        # ``to_json``'s text, without importing ``json`` at exit
+        extra = f'{{"exit_code":{json_value(info.exit_code)},"reason":{json_value(info.reason)}}}'
         self.event("App::Exit", extra)
-        self.write(
-            ExitState(
+        self.write(  # the typed model's records, written without loading it (plain_records)
+            EXIT_STATE(
                 clean=True,
                 exit_code=info.exit_code,
                 signal=info.signal,
@@ -289,9 +298,9 @@ class Agent:
     def event(self, name: str, extra: str | None = None) -> None:
         """A ``custom-time-event`` record in MTHawkeye's shape."""
         breadcrumbs.note("event", name)  # crash records show the last events (issue 15)
-        self.write(CustomTimeEvent(time=round(time.time(), 6), event=name, extra=extra))
+        self.write(CUSTOM_TIME_EVENT(time=round(time.time(), 6), event=name, extra=extra))
 
-    def write(self, record: TypedRecord) -> None:
+    def write(self, record: WritableRecord) -> None:
         """Write a typed record without ever blocking the caller."""
         if self.records is not None and self.is_running and self.is_own_process():
             self.records.write_nowait(record)
@@ -320,7 +329,7 @@ class Agent:
             since, count = now, 0
         self._error_budget[plugin] = (since, count + 1)
         if count < ERRORS_PER_MINUTE:
-            error = HawkwatchError(
+            error = HAWKWATCH_ERROR(
                 plugin=plugin,
                 phase=phase,
                 error=message,

@@ -15,8 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import msgspec
-
 from hawkwatch._lazylog import lazy_logger
 
 log = lazy_logger(__name__)
@@ -24,13 +22,29 @@ log = lazy_logger(__name__)
 JOIN_TIMEOUT_S = 1.0
 
 
-class _Job(msgspec.Struct, order=True):
-    due: float
-    seq: int
-    interval_s: float | None  # None: run once
-    run: Callable[[], object]
-    owner: object
-    jitter: Callable[[float], float] | None = None
+class _Job:
+    """One job; jobs order by due time, then by the order they were queued (``seq``)."""
+
+    __slots__ = ("due", "interval_s", "jitter", "owner", "run", "seq")
+
+    def __init__(  # noqa: PLR0917 - one argument per attribute, as the Struct had
+        self,
+        due: float,
+        seq: int,
+        interval_s: float | None,  # None: run once
+        run: Callable[[], object],
+        owner: object,
+        jitter: Callable[[float], float] | None = None,
+    ) -> None:
+        self.due = due
+        self.seq = seq
+        self.interval_s = interval_s
+        self.run = run
+        self.owner = owner
+        self.jitter = jitter
+
+    def __lt__(self, other: _Job) -> bool:
+        return (self.due, self.seq) < (other.due, other.seq)
 
 
 class Scheduler:

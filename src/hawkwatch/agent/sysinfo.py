@@ -16,20 +16,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, Protocol
 
-import msgspec
+from hawkwatch.model.values import Value
 
 MB: Final = 1024 * 1024
 _UNLIMITED_V1: Final = 1 << 60  # cgroup v1 reports "no limit" as a number near 2**63
 
 
-class ResourceSample(msgspec.Struct, frozen=True):
+class ResourceSample(Value):
     """One reading; memory in bytes, ``None`` when the platform cannot say."""
 
-    resident_bytes: int
-    footprint_bytes: int | None
-    available_bytes: int | None
-    threads: int
-    cpu_seconds: float
+    __slots__ = ("available_bytes", "cpu_seconds", "footprint_bytes", "resident_bytes", "threads")
+
+    def __init__(
+        self,
+        resident_bytes: int,
+        footprint_bytes: int | None,
+        available_bytes: int | None,
+        threads: int,
+        cpu_seconds: float,
+    ) -> None:
+        self.resident_bytes = resident_bytes
+        self.footprint_bytes = footprint_bytes
+        self.available_bytes = available_bytes
+        self.threads = threads
+        self.cpu_seconds = cpu_seconds
 
 
 class ResourceReader(Protocol):
@@ -105,13 +115,22 @@ class PsutilReader:
         )
 
 
-class MemoryLimit(msgspec.Struct, frozen=True):
+class MemoryLimit(Value):
     """Where "available memory" comes from, and how to compute it."""
 
-    source: str
-    cgroup_dirs: tuple[Path, ...] = ()
-    cgroup_version: int = 0
-    rlimit_bytes: int | None = None
+    __slots__ = ("cgroup_dirs", "cgroup_version", "rlimit_bytes", "source")
+
+    def __init__(
+        self,
+        source: str,
+        cgroup_dirs: tuple[Path, ...] = (),
+        cgroup_version: int = 0,
+        rlimit_bytes: int | None = None,
+    ) -> None:
+        self.source = source
+        self.cgroup_dirs = cgroup_dirs
+        self.cgroup_version = cgroup_version
+        self.rlimit_bytes = rlimit_bytes
 
     def available(self, address_space_bytes: int) -> int | None:
         if self.cgroup_version == 2:
@@ -171,9 +190,12 @@ def _cgroup_memberships(path: Path) -> dict[str, str]:
     return found
 
 
-class _Mount(msgspec.Struct, frozen=True):
-    root: str
-    point: Path
+class _Mount(Value):
+    __slots__ = ("point", "root")
+
+    def __init__(self, root: str, point: Path) -> None:
+        self.root = root
+        self.point = point
 
 
 def _cgroup_mounts(path: Path) -> dict[str, _Mount]:

@@ -26,19 +26,23 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-import msgspec
-
 from hawkwatch.agent.stacks import native_ids
 
 _TASKS: Final = "/proc/self/task"
 
 
-class ThreadCpu(msgspec.Struct, frozen=True):
+class ThreadCpu:
     """One thread's CPU seconds so far; ``thread`` is None for threads Python did not start."""
 
-    native_id: int
-    cpu_s: float
-    thread: threading.Thread | None
+    __slots__ = ("cpu_s", "native_id", "thread")
+
+    def __init__(self, native_id: int, cpu_s: float, thread: threading.Thread | None) -> None:
+        self.native_id = native_id
+        self.cpu_s = cpu_s
+        self.thread = thread
+
+    def __repr__(self) -> str:
+        return f"ThreadCpu({self.native_id!r}, {self.cpu_s!r}, {self.thread!r})"
 
     @property
     def name(self) -> str:

@@ -16,7 +16,8 @@ from typing import Any, Final
 
 import msgspec
 
-from hawkwatch.model.records.crash import EXEC_EXIT_REASON, ExitKind
+from hawkwatch.model.plain_records import EXEC_EXIT_REASON
+from hawkwatch.model.records.crash import ExitKind
 
 FATAL_SIGNALS: Final = frozenset(
     int(getattr(signal, name))

@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Final, Generic, TypeVar
 
-import msgspec
+from hawkwatch.model.values import Value
 
 K = TypeVar("K", bound=Hashable)
 
@@ -24,23 +24,46 @@ MAX_POINTS = 32
 """The slope is fitted over at most this many window medians (pairwise slopes: ~500)."""
 
 
-class GrowthRule(msgspec.Struct, frozen=True):
+class GrowthRule(Value):
     """Thresholds of a footprint growth finding (defaults: ≥ 20 MB and ≥ 10 % over 60 s)."""
 
-    window_s: float = 60.0
-    min_bytes: float = 20 * 1024 * 1024
-    min_percent: float = 10.0
+    __slots__ = ("min_bytes", "min_percent", "window_s")
+
+    def __init__(
+        self, window_s: float = 60.0, min_bytes: float = 20 * 1024 * 1024, min_percent: float = 10.0
+    ) -> None:
+        self.window_s = window_s
+        self.min_bytes = min_bytes
+        self.min_percent = min_percent
 
 
-class GrowthFinding(msgspec.Struct, frozen=True):
+class GrowthFinding(Value):
     """A steady rise over the window's readings."""
 
-    start_time: float
-    end_time: float
-    start_bytes: float
-    end_bytes: float
-    slope_bytes_per_s: float
-    samples: int
+    __slots__ = (
+        "end_bytes",
+        "end_time",
+        "samples",
+        "slope_bytes_per_s",
+        "start_bytes",
+        "start_time",
+    )
+
+    def __init__(  # noqa: PLR0917 - one argument per attribute, as the Struct had
+        self,
+        start_time: float,
+        end_time: float,
+        start_bytes: float,
+        end_bytes: float,
+        slope_bytes_per_s: float,
+        samples: int,
+    ) -> None:
+        self.start_time = start_time
+        self.end_time = end_time
+        self.start_bytes = start_bytes
+        self.end_bytes = end_bytes
+        self.slope_bytes_per_s = slope_bytes_per_s
+        self.samples = samples
 
     @property
     def growth_bytes(self) -> float:
@@ -108,14 +131,17 @@ def footprint_growth(
     return GrowthFinding(window[0][0], window[-1][0], start_bytes, end_bytes, slope, len(window))
 
 
-class SteadyGrowth(msgspec.Struct, Generic[K], frozen=True):
+class SteadyGrowth(Value, Generic[K]):
     """One key (stack, type) that grew across a sequence of observations."""
 
-    key: K
-    first: int
-    last: int
-    grown: int
-    steps: int
+    __slots__ = ("first", "grown", "key", "last", "steps")
+
+    def __init__(self, key: K, first: int, last: int, grown: int, steps: int) -> None:
+        self.key = key
+        self.first = first
+        self.last = last
+        self.grown = grown
+        self.steps = steps
 
     @property
     def growth(self) -> int:

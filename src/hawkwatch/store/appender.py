@@ -44,8 +44,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, NamedTuple
 
-import msgspec
-
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.errors import StoreError
 from hawkwatch.model import Skipped
@@ -82,13 +80,36 @@ class AppenderContent(NamedTuple):
     skipped: list[Skipped]
 
 
-class Dropped(msgspec.Struct):
+class Dropped:
     """Lines lost because ``.mtlog`` could not be written: how many, and the first cause."""
 
-    lines: int = 0
-    bytes: int = 0
-    since: float = 0.0  # Unix time of the first failed write
-    reason: str = ""
+    __slots__ = ("bytes", "lines", "reason", "since")
+
+    def __init__(
+        self, lines: int = 0, bytes: int = 0, since: float = 0.0, reason: str = ""
+    ) -> None:
+        self.lines = lines
+        self.bytes = bytes
+        self.since = since  # Unix time of the first failed write
+        self.reason = reason
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Dropped):
+            return NotImplemented
+        return (self.lines, self.bytes, self.since, self.reason) == (
+            other.lines,
+            other.bytes,
+            other.since,
+            other.reason,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Dropped(lines={self.lines}, bytes={self.bytes}, since={self.since}, "
+            f"reason={self.reason!r})"
+        )
 
 
 class AppenderFile:

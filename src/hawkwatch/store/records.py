@@ -21,12 +21,9 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
-
-from hawkwatch.model import Record, Skipped
-from hawkwatch.model.records import JsonRecord, LaunchTime, ScalarRecord, TypedRecord
+from hawkwatch.model import Record, Skipped, plain_records
 from hawkwatch.store import _worker
 from hawkwatch.store._files import lock_for_writing
 from hawkwatch.store._process import process_start_time
@@ -37,6 +34,23 @@ from hawkwatch.store.appender import (
     Dropped,
 )
 from hawkwatch.store.appender_read import read_appender
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from hawkwatch.model.records import JsonRecord
+
+    class WritableRecord(Protocol):
+        """What the store needs of a record: a typed one (``model.records``) or a stand-in
+        written before the typed model is loaded (``model.plain_records``)."""
+
+        @property
+        def collection(self) -> str: ...
+
+        def record_key(self) -> str: ...
+
+        def encode_value(self) -> bytes: ...
+
 
 RECORDS_NAME: Final = "records"
 HEADER: Final = "collection,key,value"
@@ -63,8 +77,6 @@ _MAX_ENCODED_BYTES: Final = MAX_LINE_BYTES + 1 + len(END_MARKER)
 BATCH_BYTES: Final = 32_768
 """Lines ``write_many`` commits together (a fifth of the buffer: it flushes at a third)."""
 _LINE_END: Final = b"\n"
-_encode_into: Final = msgspec.json.Encoder().encode_into
-_JSON_VALUE: Final = JsonRecord.encode_value
 _UNESCAPE = {v: k for k, v in _ESCAPES.items()}
 
 
@@ -125,7 +137,7 @@ def encode_record(collection: str, key: str, value: str) -> bytes:
     return data
 
 
-def encode_typed(record: TypedRecord, key: str | None = None) -> bytes:
+def encode_typed(record: WritableRecord, key: str | None = None) -> bytes:
     """A typed record as ``encode_record`` stores it (``key`` overrides ``record_key()``).
 
     A typed value is JSON or a formatted number: it never holds a raw control character (JSON
@@ -158,11 +170,24 @@ def _check_name(field: str, text: str) -> None:
         )
 
 
-class RecordsRead(msgspec.Struct, frozen=True):
+class RecordsRead:
     """Records read back in stored order, and the lines that could not be used."""
 
-    records: list[Record]
-    skipped: list[Skipped]
+    __slots__ = ("records", "skipped")
+
+    def __init__(self, records: list[Record], skipped: list[Skipped]) -> None:
+        self.records = records
+        self.skipped = skipped
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecordsRead):
+            return NotImplemented
+        return (self.records, self.skipped) == (other.records, other.skipped)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RecordsRead(records={self.records!r}, skipped={self.skipped!r})"
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records)
@@ -238,7 +263,7 @@ class RecordStore:
         if self._appender.is_new:
             started = launch_time if launch_time is not None else process_start_time()
             self._appender.append_encoded(HEADER.encode() + b"\n" + END_MARKER)
-            self._appender.append_encoded(encode_typed(LaunchTime(start=started)))
+            self._appender.append_encoded(encode_typed(plain_records.launch_time(started)))
 
     @property
     def dropped(self) -> Dropped:
@@ -276,14 +301,15 @@ class RecordStore:
                 return
         self._appender.append_encoded(encode_record(collection, key, value))
 
-    def write(self, record: TypedRecord, key: str | None = None) -> None:
+    def write(self, record: WritableRecord, key: str | None = None) -> None:
         """Append a typed record now (like ``store``); ``key`` overrides ``record_key()``."""
         # Fast paths: what encode_typed() gives, split for the commit byte (tested against it).
         collection = record.collection
-        if key is None and isinstance(record, ScalarRecord):  # numbers: nothing to check
+        line_text = getattr(record, "line_text", None)  # a series value: nothing to check
+        if key is None and line_text is not None:
             head_text = _collection_heads.get(collection)
             if head_text is not None:
-                line = f"{head_text[1]},{record.line_text()}\n\x00\x00\x00\r"
+                line = f"{head_text[1]},{line_text()}\n\x00\x00\x00\r"
                 self._append_split(head_text[0], line.encode())
                 return
         key = key or record.record_key()
@@ -306,6 +332,7 @@ class RecordStore:
         the limit, a value that is not ASCII) is left to ``write``. ``records`` may be a
         generator: what it gave before it raised is written.
         """
+        encode_into, json_value = _json_encoding()
         batch = bytearray()
         first = 0
         try:
@@ -318,7 +345,7 @@ class RecordStore:
                     head is None
                     or "," in key
                     or not key.isprintable()
-                    or type(record).encode_value is not _JSON_VALUE
+                    or type(record).encode_value is not json_value
                 ):
                     self._commit_batch(batch, first)
                     self.write(record, key)
@@ -332,7 +359,7 @@ class RecordStore:
                     first = head[0]
                 batch += key.encode()
                 batch += b","
-                _encode_into(record, batch, len(batch))
+                encode_into(record, batch, len(batch))
                 body = len(batch) - start - (1 if start else 0)
                 if body > MAX_LINE_BYTES or not batch[start:].isascii():
                     del batch[start:]
@@ -350,7 +377,7 @@ class RecordStore:
             self._append_split(first, bytes(batch))
             batch.clear()
 
-    def write_nowait(self, record: TypedRecord, key: str | None = None) -> None:
+    def write_nowait(self, record: WritableRecord, key: str | None = None) -> None:
         """Append a typed record without ever blocking (like ``store_nowait``)."""
         data = encode_typed(record, key)
         if not self._appender.try_append_encoded(data):
@@ -406,6 +433,17 @@ class RecordStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+@functools.cache
+def _json_encoding() -> tuple[Any, Any]:
+    """msgspec's ``encode_into`` and ``JsonRecord.encode_value``: loaded with the typed model,
+    at the first batch (a short program writes none)."""
+    import msgspec
+
+    from hawkwatch.model.records import JsonRecord
+
+    return msgspec.json.Encoder().encode_into, JsonRecord.encode_value
 
 
 def _drop_notice(dropped: Dropped) -> bytes:

@@ -44,6 +44,27 @@ def test_nested_imports_get_self_and_cumulative_time(
     assert outer["thread"] == "MainThread"
 
 
+def test_what_hawkwatch_modules_import_is_the_agents_not_the_programs(
+    hawkwatch_home: Path, slow_modules: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A monitor loads the typed model (and msgspec) at its first record, maybe on the
+    program's thread: those nested imports stay out of import-time, the program's do not."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "hwlazy.py").write_text(f"import {slow_modules}\n")
+    monkeypatch.setattr(hawkwatch, "__path__", [*hawkwatch.__path__, str(own)])
+    hawkwatch.start(imports_threshold_ms=5.0, resources_enabled=False, gc_enabled=False)
+    try:
+        importlib.import_module("hawkwatch.hwlazy")
+    finally:
+        sys.modules.pop("hawkwatch.hwlazy", None)
+    assert {r.key for r in agent_records(c.IMPORT_TIME)} & {"hwslow_outer", "hwslow_inner"} == set()
+    sys.modules.pop("hwslow_outer")
+    sys.modules.pop("hwslow_inner")
+    importlib.import_module(slow_modules)  # the program's own import of them is recorded
+    assert {"hwslow_outer", "hwslow_inner"} <= {r.key for r in agent_records(c.IMPORT_TIME)}
+
+
 def test_fast_imports_stay_under_the_threshold(
     hawkwatch_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

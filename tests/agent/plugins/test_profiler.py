@@ -216,7 +216,6 @@ def test_the_windows_fast_interning_matches_stacktable_add_of_frame_stack(depth:
 def _first_waits(config: ProfilerConfig) -> tuple[list[float], Agent]:
     """The means the profiler thread asks its draw for in its first five waits, under
     ``config``, and the agent it ran in."""
-    import msgspec
 
     from hawkwatch.agent.sampling import IntervalDraw
 
@@ -232,9 +231,7 @@ def _first_waits(config: ProfilerConfig) -> tuple[list[float], Agent]:
     )
     agent = current_agent()
     assert agent is not None and agent.context is not None
-    ctx = msgspec.structs.replace(
-        agent.context, config=agent.context.config.replace(profiler=config)
-    )
+    ctx = agent.context.replace(config=agent.context.config.replace(profiler=config))
     monitor = ProfilerMonitor(Recording(lambda: 0.5))
     monitor.start(ctx)
     try:

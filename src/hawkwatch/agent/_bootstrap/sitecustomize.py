@@ -10,7 +10,6 @@ returns here before importing anything of hawkwatch, at a cost of well under a m
 """
 
 import importlib.machinery
-import importlib.util
 import os
 import sys
 
@@ -68,7 +67,9 @@ def _run_next_sitecustomize() -> None:
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
-    module = importlib.util.module_from_spec(spec)
+    from importlib.util import module_from_spec  # only with one to run (~3 M instructions)
+
+    module = module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
 

@@ -31,9 +31,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import ClassVar
-
-import msgspec
+from typing import TYPE_CHECKING, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.sampling import IntervalDraw
@@ -41,14 +39,13 @@ from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
-from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES, IN_PROCESS
-from hawkwatch.model.records import (
-    CpuHighLoad,
-    CpuHighLoadStackframe,
-    ThreadShareValue,
-    TypedRecord,
-)
 from hawkwatch.model.stack import Stack
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import CpuHighLoad, CpuHighLoadStackframe, TypedRecord
+
+# The typed model and ``model.profile`` (msgspec) are imported when an episode is written, on
+# the scheduler thread, not at every start.
 
 AGENT_THREAD_PREFIX = "hawkwatch"
 CLOCK: Callable[[], float] = time.monotonic
@@ -57,25 +54,56 @@ CLOCK: Callable[[], float] = time.monotonic
 PROCESS_CPU: Callable[[], float] = time.process_time
 
 
-class ThreadReading(msgspec.Struct, frozen=True):
+class ThreadReading:
     """A thread's CPU seconds used since the previous check."""
 
-    native_id: int
-    name: str
-    ident: int | None
-    cpu_delta_s: float
+    __slots__ = ("cpu_delta_s", "ident", "name", "native_id")
+
+    def __init__(self, native_id: int, name: str, ident: int | None, cpu_delta_s: float) -> None:
+        self.native_id = native_id
+        self.name = name
+        self.ident = ident
+        self.cpu_delta_s = cpu_delta_s
+
+    def __repr__(self) -> str:
+        return (
+            f"ThreadReading({self.native_id!r}, {self.name!r}, {self.ident!r}, "
+            f"{self.cpu_delta_s!r})"
+        )
 
 
-class Episode(msgspec.Struct):
+class Episode:
     """An episode in progress: start, usage sum, merged samples, CPU per thread."""
 
-    start_unix: float
-    last_unix: float
-    usage_sum: float = 0.0
-    checks: int = 0
-    stacks: dict[Stack, int] = msgspec.field(default_factory=dict)
-    thread_cpu: dict[tuple[int, str], float] = msgspec.field(default_factory=dict)
-    written_at: float = 0.0
+    __slots__ = (
+        "checks",
+        "last_unix",
+        "stacks",
+        "start_unix",
+        "thread_cpu",
+        "usage_sum",
+        "written_at",
+    )
+
+    def __init__(  # noqa: PLR0917 - one argument per attribute, as the Struct had
+        self,
+        start_unix: float,
+        last_unix: float,
+        usage_sum: float = 0.0,
+        checks: int = 0,
+        stacks: dict[Stack, int] | None = None,
+        thread_cpu: dict[tuple[int, str], float] | None = None,
+        written_at: float = 0.0,
+    ) -> None:
+        self.start_unix = start_unix
+        self.last_unix = last_unix
+        self.usage_sum = usage_sum
+        self.checks = checks
+        self.stacks: dict[Stack, int] = stacks if stacks is not None else {}
+        self.thread_cpu: dict[tuple[int, str], float] = (
+            thread_cpu if thread_cpu is not None else {}
+        )
+        self.written_at = written_at
 
     @property
     def lasting_s(self) -> float:
@@ -184,6 +212,9 @@ def short_burn_value(episode: Episode, min_duration_s: float) -> dict[str, float
 
 def episode_records(episode: Episode) -> tuple[CpuHighLoad, CpuHighLoadStackframe]:
     """The ``cpu-highload`` and ``cpu-highload-stackframe`` records of an episode."""
+    from hawkwatch.model.profile import IN_PROCESS
+    from hawkwatch.model.records import CpuHighLoad, CpuHighLoadStackframe, ThreadShareValue
+
     total = sum(episode.thread_cpu.values())
     threads = sorted(episode.thread_cpu.items(), key=lambda item: -item[1])
     load = CpuHighLoad(
@@ -299,6 +330,8 @@ class CpuHighLoadMonitor:
     def _write(
         self, ctx: AgentContext, episode: Episode, write: Callable[[TypedRecord], None]
     ) -> None:
+        from hawkwatch.model.profile import EXT_RECORD_END, EXT_THRESHOLD_BYTES
+
         load, tree = episode_records(episode)
         write(load)
         value = tree.encode_value()

@@ -19,16 +19,19 @@ import faulthandler
 import os
 import threading
 import time
-from typing import IO, Any, ClassVar
+from typing import IO, TYPE_CHECKING, Any, ClassVar, Final
 
 from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent import crash_evidence as ev
-from hawkwatch.agent.crash_capture import build_crash, minimal_crash
 from hawkwatch.agent.crash_hooks import CrashHooks
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.runtime import report_error
-from hawkwatch.model.records import Crash, MemoryLevel
-from hawkwatch.model.records.crash import MEMORY_LEVELS
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import Crash
+
+#: KSCrash's memory levels, percent of the limit.
+MEMORY_LEVELS: Final = (25, 50, 75, 95)
 
 MB = 1024 * 1024
 
@@ -64,8 +67,8 @@ class CrashMonitor:
             ctx.once(self.finish_earlier, self)
         elif self._earlier_due:
             self.finish_earlier()
-        if config.memory_levels:
-            self._start_memory_levels(ctx)
+        if config.memory_levels:  # the limit and a first reading: not before the program runs
+            ctx.defer(self._start_memory_levels, self)
 
     def finish_earlier(self) -> None:
         """Classify how earlier sessions' processes ended (once; never raises)."""
@@ -74,9 +77,12 @@ class CrashMonitor:
             return
         self._earlier_due = False
         try:
+            gone = ev.gone_unclassified(ctx.session.path.parent, ctx.session.name)
+            if not gone:
+                return  # nothing to classify: the typed model is not loaded for nothing
             from hawkwatch.agent.crash_recovery import finish_earlier_sessions
 
-            finish_earlier_sessions(ctx.session)
+            finish_earlier_sessions(ctx.session, gone)
         except Exception as exc:
             report_error(self.name, "classify-earlier", exc)
 
@@ -149,7 +155,10 @@ class CrashMonitor:
 
     # -- memory levels -------------------------------------------------------------------
 
-    def _start_memory_levels(self, ctx: AgentContext) -> None:
+    def _start_memory_levels(self) -> None:
+        ctx = self._ctx
+        if ctx is None:
+            return
         from hawkwatch.agent.sysinfo import reader_for_this_process  # psutil: only when used
 
         self._reader = reader_for_this_process()
@@ -166,6 +175,8 @@ class CrashMonitor:
         if level == self._level:
             return
         self._level = level
+        from hawkwatch.model.records import MemoryLevel  # on the scheduler thread
+
         record = MemoryLevel(
             time=time.time(),
             level=level,
@@ -175,6 +186,21 @@ class CrashMonitor:
         )
         ctx.write(record)
         ev.write_json(ctx.session.path / ev.LEVEL_NAME, {"level": level, "time": record.time})
+
+
+def build_crash(exc: BaseException, **details: Any) -> Crash:
+    """``crash_capture.build_crash``, imported with the typed model (msgspec) at the first
+    crash, not at every start."""
+    from hawkwatch.agent.crash_capture import build_crash as build
+
+    return build(exc, **details)
+
+
+def minimal_crash(exc_type: type[BaseException], message: str, **details: Any) -> Crash:
+    """``crash_capture.minimal_crash`` (the recrash fallback), imported at the first crash."""
+    from hawkwatch.agent.crash_capture import minimal_crash as minimal
+
+    return minimal(exc_type, message, **details)
 
 
 def level_of(footprint: int, limit: int) -> int:

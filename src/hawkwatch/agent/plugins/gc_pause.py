@@ -16,7 +16,7 @@ import time
 from typing import Any, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
-from hawkwatch.model.records import GcPause
+from hawkwatch.model.plain_records import GC_PAUSE
 
 
 class GcPauseMonitor:
@@ -43,7 +43,7 @@ class GcPauseMonitor:
             return
         try:
             started = round(time.time() - elapsed / 1e9, 6)  # as the key says it
-            pause = GcPause(
+            pause = GC_PAUSE(  # no import inside the collector: the typed bytes, plain
                 start=started,
                 generation=info["generation"],
                 duration_ms=round(elapsed / 1e6, 3),

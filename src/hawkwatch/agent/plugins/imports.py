@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
-from hawkwatch.model.records import ImportTime
+from hawkwatch.model.plain_records import IMPORT_TIME
 
 AGENT_THREAD_PREFIX = "hawkwatch-"  # the agent's threads: scheduler, stall watchdog, profiler
 _bootstrap: Any = sys.modules.get("_frozen_importlib") or sys.modules["importlib._bootstrap"]
@@ -56,7 +56,7 @@ class ImportTimeMonitor:
                     stack[-1][1] += elapsed
                 else:
                     del frames[ident]
-                if elapsed >= threshold_ns:
+                if elapsed >= threshold_ns and not _inside_own(stack):
                     try:
                         parent = stack[-1][0] if stack else None
                         store(name, elapsed, elapsed - frame[1], parent)
@@ -71,7 +71,7 @@ class ImportTimeMonitor:
         ctx = self._ctx
         if ctx is None or _is_own(name):
             return
-        record = ImportTime(
+        record = IMPORT_TIME(  # importing the typed model here would re-enter this hook
             time=round(time.time() - cumulative_ns / 1e9, 6),
             self_us=self_ns // 1000,
             cumulative_us=cumulative_ns // 1000,
@@ -93,6 +93,12 @@ class ImportTimeMonitor:
         if self._wrapper is not None and _bootstrap._find_and_load is self._wrapper:
             _bootstrap._find_and_load = self._original
         self._wrapper = None
+
+
+def _inside_own(stack: list[list[Any]]) -> bool:
+    """Imported while one of hawkwatch's own modules was importing: the typed model and its
+    msgspec, loaded by a monitor at its first record (on any thread), are the agent's cost."""
+    return any(name == "hawkwatch" or name.startswith("hawkwatch.") for name, _ in stack)
 
 
 def _is_own(name: str) -> bool:

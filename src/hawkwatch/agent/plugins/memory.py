@@ -20,23 +20,12 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import msgspec
-
 from hawkwatch.agent.plugins.memory_objects import census, gil_held, referrer_path
 from hawkwatch.analysis.memory_growth import (
     GrowthRule,
     SteadyGrowth,
     footprint_growth,
     steady_growth,
-)
-from hawkwatch.model.records.memory import (
-    GrowingType,
-    LeakSuspect,
-    MemFrame,
-    MemoryGrowth,
-    MemorySnapshot,
-    MemoryTrace,
-    StackBytes,
 )
 
 if TYPE_CHECKING:
@@ -45,6 +34,7 @@ if TYPE_CHECKING:
     from hawkwatch.agent.plugins.memory_memray import MemrayRecorder
     from hawkwatch.agent.plugins.memory_trace import AllocationTracer
     from hawkwatch.model.allocations import LiveAllocations
+    from hawkwatch.model.records.memory import LeakSuspect, MemFrame, MemorySnapshot
 
 MB = 1024 * 1024
 TRACE_MODES = ("auto", "always", "never")
@@ -121,6 +111,8 @@ class MemoryMonitor:
             return
         if counter.failure is not None:  # caught inside the collector: the firewall decides
             raise counter.failure
+        if not counter.has_news():
+            return
         record = counter.window(ctx.wall_clock())
         if record.collections or record.uncollectable_total:
             if at_exit:
@@ -167,6 +159,8 @@ class MemoryMonitor:
             self._take_snapshot(ctx)
 
     def _write_growth(self, ctx: AgentContext, finding: Any) -> None:
+        from hawkwatch.model.records.memory import MemoryGrowth
+
         ctx.write(
             MemoryGrowth(
                 time=ctx.wall_clock(),
@@ -186,6 +180,7 @@ class MemoryMonitor:
         # Imported here: the tracer and the allocation model behind it cost ~12 ms to import,
         # paid only by a process that grows (or asks for tracing), not by every start.
         from hawkwatch.agent.plugins.memory_trace import AllocationTracer
+        from hawkwatch.model.records.memory import MemoryTrace
 
         config = self._ctx.config.memory
         tracer = AllocationTracer(config.trace_frames)
@@ -219,6 +214,7 @@ class MemoryMonitor:
         if ctx is None:
             return
         from hawkwatch.agent.plugins.memory_memray import MemrayRecorder, MemrayUnavailable
+        from hawkwatch.model.records.memory import MemoryTrace
 
         recorder = MemrayRecorder(ctx.session.path)
         try:
@@ -255,6 +251,8 @@ class MemoryMonitor:
         ctx = self._ctx
         if recorder is None or ctx is None:
             return
+        from hawkwatch.model.records.memory import LeakSuspect, MemoryTrace
+
         recorder.stop()
         started = time.thread_time()
         config = ctx.config.memory
@@ -301,6 +299,8 @@ class MemoryMonitor:
         tracer, self._tracer = self._tracer, None
         if tracer is None:
             return
+        from hawkwatch.model.records.memory import MemoryTrace
+
         overhead, owned = tracer.peak_overhead, tracer.owned
         tracer.stop()
         if self._ctx is not None:
@@ -324,6 +324,10 @@ class MemoryMonitor:
         tracer = self._tracer
         if tracer is None:
             return
+        import msgspec
+
+        from hawkwatch.model.records.memory import LeakSuspect, MemorySnapshot, StackBytes
+
         started = time.thread_time()
         wall = ctx.wall_clock()
         live = tracer.snapshot(wall)
@@ -377,6 +381,8 @@ class MemoryMonitor:
         self._cost_s += time.thread_time() - started
 
     def _census(self, ctx: AgentContext, wall: float) -> None:
+        from hawkwatch.model.records.memory import GrowingType
+
         config = ctx.config.memory
         candidates = _growing(self._censuses)
         want = {g.key: self._baselines.get(g.key) for g in candidates}
@@ -435,6 +441,8 @@ class MemoryMonitor:
 
 
 def _frames(tracer: AllocationTracer, stack_id: int) -> tuple[MemFrame, ...]:
+    from hawkwatch.model.records.memory import MemFrame
+
     return tuple(MemFrame(f.func, f.file, f.line) for f in tracer.frames(stack_id))
 
 
@@ -463,6 +471,7 @@ def _main_running() -> bool:
 
 def _model_frames(live: LiveAllocations, stack_id: int) -> tuple[MemFrame, ...]:
     """A stack of the shared model as record frames (native ones flagged), innermost first."""
+    from hawkwatch.model.records.memory import MemFrame
     from hawkwatch.model.stack import PyFrame
 
     out = []
@@ -476,8 +485,11 @@ def _model_frames(live: LiveAllocations, stack_id: int) -> tuple[MemFrame, ...]:
 
 def _snapshot_record(live: LiveAllocations, wall: float) -> MemorySnapshot:
     """One moment of a memray capture: totals and the stacks Matrix's emit rules list."""
+    import msgspec
+
     from hawkwatch.analysis.allocations import build_allocation_report
     from hawkwatch.model.allocation_report import ReportRules
+    from hawkwatch.model.records.memory import MemorySnapshot, StackBytes
 
     report = build_allocation_report(live, ReportRules())
     listed = report.categories[0].stacks if report.categories else ()

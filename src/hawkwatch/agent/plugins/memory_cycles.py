@@ -18,10 +18,12 @@ import gc
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hawkwatch.agent.plugins.memory_objects import type_name
-from hawkwatch.model.records.memory import CycleType, GcCycles
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records.memory import GcCycles
 
 MAX_TYPES = 12
 MAX_GARBAGE_SCAN = 10_000
@@ -116,8 +118,17 @@ class CycleCounter:
         self.objects.update(kinds)
         self.samples.update(kinds.keys())
 
+    def has_news(self) -> bool:
+        """Whether ``window`` would say anything: the collector ran, or garbage is stuck
+        (checked first, so a process that ends quietly never loads the typed model)."""
+        return bool(self.collections) or any(
+            not (gc.get_debug() & gc.DEBUG_SAVEALL) for _ in gc.garbage[:1]
+        )
+
     def window(self, wall: float) -> GcCycles:
         """The totals since the last window as a record; they start again from zero."""
+        from hawkwatch.model.records.memory import CycleType, GcCycles
+
         now = self._clock()
         uncollectable = Counter(type_name(type(item)) for item in gc.garbage[:MAX_GARBAGE_SCAN])
         if gc.get_debug() & gc.DEBUG_SAVEALL:

@@ -14,10 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.urls import host_of, redact_url
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 
 #: Frames of these packages are the client's, not the app's call site.
 _LIBRARY_PREFIXES: Final = (
@@ -125,6 +127,8 @@ class Timeline:
 
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
+        from hawkwatch.model.records import NetworkTransaction
+
         self.complete()
         facts = _url_facts(self.url, self.origin, keep_params)
         thread = self.thread
@@ -153,6 +157,8 @@ class Timeline:
         )
 
     def phases(self) -> Phases:
+        from hawkwatch.model.records import Phases
+
         fetch_start, dns_start, dns_end = self.fetch_start, self.dns_start, self.dns_end
         connect_start, connect_end = self.connect_start, self.connect_end
         tls_start, tls_end = self.tls_start, self.tls_end
@@ -197,6 +203,8 @@ class Timeline:
 
 def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
     """``CallSite``s of (code, ``f_lasti``) pairs, each named once (no call per frame)."""
+    from hawkwatch.model.records import CallSite
+
     named: list[CallSite] = []
     for code, lasti in frames:
         known = _sites.get((id(code), lasti))  # not the code itself: its hash covers constants

@@ -12,14 +12,7 @@ import time
 from typing import TYPE_CHECKING, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext
-from hawkwatch.model.records import (
-    AvailableMemory,
-    CpuUsage,
-    Footprint,
-    ResidentMemory,
-    ScalarRecord,
-    ThreadsCount,
-)
+from hawkwatch.model.plain_records import PlainScalar, series
 
 if TYPE_CHECKING:
     from hawkwatch.agent.sysinfo import ResourceReader, ResourceSample
@@ -70,19 +63,21 @@ class ResourcesMonitor:
                 self._last_text[record.collection] = text
                 self._ctx.write(record)
 
-    def _records(self, reading: ResourceSample, now: float, now_mono: float) -> list[ScalarRecord]:
-        values: list[ScalarRecord] = [
-            ResidentMemory(time=now, value=reading.resident_bytes / MB),
-            ThreadsCount(time=now, value=reading.threads),
+    def _records(self, reading: ResourceSample, now: float, now_mono: float) -> list[PlainScalar]:
+        """The series' values (the typed ``ResidentMemory``… bytes; ``model.plain_records``:
+        written for the life of the process without loading the typed model)."""
+        values = [
+            series("ResidentMemory", now, reading.resident_bytes / MB),
+            series("ThreadsCount", now, reading.threads),
         ]
         if reading.footprint_bytes is not None:
-            values.append(Footprint(time=now, value=reading.footprint_bytes / MB))
+            values.append(series("Footprint", now, reading.footprint_bytes / MB))
         if reading.available_bytes is not None:
-            values.append(AvailableMemory(time=now, value=reading.available_bytes / MB))
+            values.append(series("AvailableMemory", now, reading.available_bytes / MB))
         previous, self._last_cpu = self._last_cpu, (now_mono, reading.cpu_seconds)
         if previous is not None and now_mono > previous[0]:
             percent = (reading.cpu_seconds - previous[1]) / (now_mono - previous[0]) * 100
-            values.append(CpuUsage(time=now, value=max(percent, 0.0)))
+            values.append(series("CpuUsage", now, max(percent, 0.0)))
         return values
 
     def stop(self) -> None:

@@ -21,17 +21,19 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
-
-import msgspec
+from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
-from hawkwatch.analysis.stall import Sample, fingerprint, point_stack, title_index
 from hawkwatch.model import collections as c
-from hawkwatch.model.records import Anr, AnrGc, AnrPoint, AnrSample, AnrTask, PointFrame
-from hawkwatch.model.records.stall import frames_of
 from hawkwatch.model.stack import PyFrame, Stack
+
+if TYPE_CHECKING:
+    from hawkwatch.analysis.stall import Sample
+    from hawkwatch.model.records import Anr, AnrTask
+
+# The typed model (msgspec) is imported by the functions that build records, at the first
+# stall (on the watchdog thread), not at every start.
 
 LINE_LIMIT: Final = 16_254
 """Longest record line the store keeps (``collection,key,value``), in UTF-8 bytes."""
@@ -107,11 +109,15 @@ class Episode:
         self.ring.append(entry)
 
     def add_backstop(self, when_wall: float, stack: Stack) -> None:
+        from hawkwatch.analysis.stall import Sample
+
         if stack:
             self.backstop.append(Sample(when_wall, stack, 1))
 
     def samples(self) -> list[tuple[Sample, int, str]]:
         """(sample, thread count, source) oldest first: first sample, ring, backstop dumps."""
+        from hawkwatch.analysis.stall import Sample
+
         rows: list[tuple[Sample, int, str]] = []
         if self.first is not None and all(entry is not self.first for entry in self.ring):
             rows.append(
@@ -156,6 +162,10 @@ def build_value(
     unfinished: bool = False,
 ) -> Anr:
     """The full ``anr`` record of a finished (or, at stop, unfinished) episode."""
+    from hawkwatch.analysis.stall import fingerprint, point_stack, title_index
+    from hawkwatch.model.records import Anr, AnrGc, AnrPoint, AnrSample, PointFrame
+    from hawkwatch.model.records.stall import frames_of
+
     rows = episode.samples()
     point = point_stack([row[0] for row in rows])
     stacks = tuple(
@@ -203,11 +213,17 @@ def build_value(
 
 def compact_value(value: Anr, repeat_of: str, repeat: int) -> Anr:
     """A stall whose point stack equals the previous one's: no samples, a pointer instead."""
+    import msgspec
+
     return msgspec.structs.replace(value, stacks=(), point=None, repeat_of=repeat_of, repeat=repeat)
 
 
 def encode_parts(key_base: str, value: Anr, side_folder: Path) -> list[tuple[str, Anr]]:
     """``(key, part)`` records for ``value``, each line within the store's limit."""
+    import msgspec
+
+    from hawkwatch.model.records import Anr
+
     overhead = len(c.ANR) + len(key_base) + 8 + _SAFETY
 
     def fits(part: Anr) -> bool:
@@ -237,6 +253,8 @@ def encode_parts(key_base: str, value: Anr, side_folder: Path) -> list[tuple[str
 
 
 def _side_file(key_base: str, value: Anr, folder: Path) -> tuple[str, Anr]:
+    from hawkwatch.model.records import Anr
+
     name = f"{c.ANR}-{key_base}.json"
     (folder / name).write_bytes(value.encode_value())
     stub = Anr(
@@ -254,6 +272,9 @@ def _side_file(key_base: str, value: Anr, folder: Path) -> tuple[str, Anr]:
 
 def task_info(loop: Any, max_frames: int) -> AnrTask | None:
     """The asyncio task running on ``loop`` and its coroutine chain, innermost first."""
+    from hawkwatch.model.records import AnrTask
+    from hawkwatch.model.records.stall import frames_of
+
     asyncio = __import__("sys").modules.get("asyncio")
     if asyncio is None or loop is None:
         return None

@@ -17,21 +17,38 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import msgspec
-
 from hawkwatch.config import StallConfig
 
 ASYNCIO = "asyncio"
 
 
-class Thresholds(msgspec.Struct, frozen=True):
-    """Thresholds and ping intervals by kind of loop (``Target.kind``), in seconds."""
+class Thresholds:
+    """Thresholds and ping intervals by kind of loop (``Target.kind``), in seconds.
 
-    others: float
-    """Qt, Tk and ``heartbeat()`` loops: ``stall.threshold_s``."""
-    asyncio: float
-    """asyncio loops: ``stall.asyncio_threshold_s``."""
-    interval_s: float
+    ``others``: Qt, Tk and ``heartbeat()`` loops (``stall.threshold_s``); ``asyncio``:
+    asyncio loops (``stall.asyncio_threshold_s``).
+    """
+
+    __slots__ = ("asyncio", "interval_s", "others")
+
+    def __init__(self, others: float, asyncio: float, interval_s: float) -> None:
+        self.others = others
+        self.asyncio = asyncio
+        self.interval_s = interval_s
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Thresholds):
+            return NotImplemented
+        return (self.others, self.asyncio, self.interval_s) == (
+            other.others,
+            other.asyncio,
+            other.interval_s,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Thresholds({self.others!r}, {self.asyncio!r}, {self.interval_s!r})"
 
     @classmethod
     def of(cls, config: StallConfig) -> Thresholds:

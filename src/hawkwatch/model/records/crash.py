@@ -28,10 +28,6 @@ ExitKind = Literal[
     "unknown",
 ]
 EXIT_KINDS: Final = get_args(ExitKind)
-#: The agent's exit reason when the program replaced itself with ``os.exec*``.
-EXEC_EXIT_REASON: Final = "exec"
-#: KSCrash's memory levels, percent of the limit.
-MEMORY_LEVELS: Final = (25, 50, 75, 95)
 
 
 class Frame(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

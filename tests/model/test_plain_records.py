@@ -1,0 +1,116 @@
+"""``model.plain_records`` (the agent's start and exit records without msgspec) against the typed
+model: the same fields in the same order, the same defaults, and the same bytes for any value."""
+
+from __future__ import annotations
+
+import math
+
+import msgspec
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from hawkwatch.model import plain_records as plain
+from hawkwatch.model import records as typed
+from hawkwatch.model.records import LaunchTime, ScalarRecord
+from hawkwatch.store.records import encode_typed
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+    [1e16, 1e15, 9999999999999998.0, 1e-5, 1.25e-5, -1e-5, 1e-4, 9.99e-6, 1.5e-7, -0.0, 0.0,
+     5e-324, 1e300, -1e22, 123456789012345.67, 1764034844.123456]
+)  # fmt: skip
+TEXT = st.text() | st.sampled_from(
+    ["", '"', "\\", "\n\r\t\b\f\x00\x1f\x7f", "é\u2028\u2029\U0001f600"]
+)
+SCALARS = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | FLOATS | TEXT
+
+
+def _typed(name: str) -> type[typed.JsonRecord]:
+    kind: type[typed.JsonRecord] = getattr(typed, name)
+    return kind
+
+
+@pytest.mark.parametrize("name", sorted(plain.JSON_TYPES))
+def test_each_plain_type_has_its_typed_records_fields_order_and_defaults(name: str) -> None:
+    kind, stand_in = _typed(name), plain.JSON_TYPES[name]
+    fields = msgspec.structs.fields(kind)
+    assert stand_in.fields == tuple(f.encode_name for f in fields)
+    assert stand_in.optional == {f.encode_name for f in fields if f.default is None}
+    # no other default: a plain type omits a field only when it is None
+    assert all(f.required or f.default is None for f in fields)
+    assert stand_in.collection == kind.collection
+    assert stand_in.time_field == kind.time_field
+    assert stand_in.name_field == kind.name_field
+
+
+def test_each_series_has_its_typed_records_collection_and_format() -> None:
+    for name, (collection, value_format) in plain.SERIES_FORMATS.items():
+        kind = getattr(typed, name)
+        assert issubclass(kind, ScalarRecord)
+        assert (kind.collection, kind.value_format) == (collection, value_format)
+        assert [f.name for f in msgspec.structs.fields(kind)] == ["time", "value"]
+
+
+@settings(max_examples=1000)
+@given(st.data())
+def test_plain_records_encode_byte_for_byte_as_msgspec(data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(sorted(plain.JSON_TYPES)))
+    kind, stand_in = _typed(name), plain.JSON_TYPES[name]
+    values: dict[str, object] = {}
+    for field in msgspec.structs.fields(kind):
+        if field.required or data.draw(st.booleans()):
+            drawn = {kind.time_field: FLOATS, kind.name_field: TEXT}.get(field.name, SCALARS)
+            values[field.name] = data.draw(drawn)
+    try:
+        expected: bytes | type[Exception] = encode_typed(kind(**values))
+    except (UnicodeEncodeError, ValueError) as exc:  # lone surrogates; a key with a comma
+        expected = type(exc)
+    if isinstance(expected, bytes):
+        assert encode_typed(stand_in(**values)) == expected  # type: ignore[arg-type]
+    else:
+        with pytest.raises(expected):
+            encode_typed(stand_in(**values))  # type: ignore[arg-type]
+
+
+@settings(max_examples=1000)
+@given(FLOATS)
+@example(1e16)
+@example(-1.25e-5)
+@example(math.inf)
+@example(math.nan)
+def test_a_float_is_written_as_msgspec_writes_it(number: float) -> None:
+    assert plain.json_float(number).encode() == msgspec.json.encode(number)
+
+
+@given(TEXT)
+def test_a_string_is_quoted_as_msgspec_quotes_it(text: str) -> None:
+    try:
+        expected = msgspec.json.encode(text)
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            plain.json_value(text).encode()
+    else:
+        assert plain.json_value(text).encode() == expected
+
+
+@given(st.floats(min_value=0, max_value=4e9))
+def test_launch_time_is_the_typed_records_bytes(start: float) -> None:
+    assert encode_typed(plain.launch_time(start)) == encode_typed(LaunchTime(start=start))  # type: ignore[arg-type]
+
+
+@given(st.sampled_from(sorted(plain.SERIES_FORMATS)), FLOATS, FLOATS)
+def test_series_records_are_the_typed_records_bytes(name: str, time: float, value: float) -> None:
+    kind = getattr(typed, name)
+    record, stand_in = kind(time=time, value=value), plain.series(name, time, value)
+    assert stand_in.record_key() == record.record_key()
+    assert stand_in.encode_value() == record.encode_value()
+    assert stand_in.line_text() == record.line_text()
+
+
+def test_an_unknown_field_or_a_value_json_has_no_plain_form_for_is_refused() -> None:
+    with pytest.raises(TypeError, match="unknown fields"):
+        plain.CUSTOM_TIME_EVENT(time=1.0, evnt="x")
+    with pytest.raises(TypeError, match="no plain JSON encoding for list"):
+        plain.CUSTOM_TIME_EVENT(time=1.0, event=["x"])
+    with pytest.raises(KeyError):
+        plain.EXIT_STATE(time=1.0)
