@@ -195,6 +195,13 @@ class IoConfig(Options):
     redact: str | None = _option(
         None, "regular expression; what it matches in recorded paths becomes ***"
     )
+    site_warmup: int = _option(
+        64, "files watched at each opening site before a clean site may be sampled", 0
+    )
+    sample_every: int = _option(
+        16, "past the warm-up, a site with no issue has 1 file in this many watched "
+        "(1 = watch every file); a site with an issue stays fully watched", 1,
+    )  # fmt: skip
 
 
 class UploadConfig(Options):

@@ -126,6 +126,8 @@ def test_the_json_report_lists_io_issues_with_the_record_fields() -> None:
             {"function": "main", "file": "/app/main.py", "line": 3},
         ],
         "count": 3,
+        "unwatched": 0,
+        "sampled_one_in": 1,
     }
     assert report.other_collections == ()
 

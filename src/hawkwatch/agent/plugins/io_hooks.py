@@ -28,6 +28,7 @@ from types import MethodType
 from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
+from hawkwatch.agent.plugins import io_threads
 from hawkwatch.agent.plugins.io_raw import (
     SHM,
     CanaryFileIO,
@@ -60,6 +61,9 @@ _MAX_FDS: Final = 4096
 _fspath: Final = os.fspath
 _fsdecode: Final = os.fsdecode
 _getframe: Final = sys._getframe
+_modules: Final = sys.modules
+#: asyncio's module with ``_get_running_loop``: looked for with ``in`` (no call).
+_EVENTS: Final = "asyncio.events"
 
 _collector: Collector | None = None
 _warn_encoding = False
@@ -175,10 +179,10 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
         elif path.startswith(collector.ignore_prefixes) and not path.startswith(SHM):
             path = None  # the collector's opened(), written out: it runs for every file
         else:
-            # The opening site's stack: a known site is found by its top four frames (code
-            # and offset each, see IssueCollector.stack_at) without a call; the rest (a new
-            # site, a wrapper of open, a stack under four frames deep) goes to stack_at, which
-            # also leaves the agent's own threads alone (None).
+            # The opening site: a known site is found by its top four frames (code and offset
+            # each, see IssueCollector.site_at) without a call; the rest (a new site, a wrapper
+            # of open, a stack under four frames deep) goes to site_at, which also leaves the
+            # agent's own threads alone (stack None).
             frame = _getframe(1)
             code = frame.f_code
             try:
@@ -191,17 +195,33 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
             except AttributeError:
                 site = None
             if (
-                site is not None
-                and site[0] is code
-                and site[1] is second.f_code  # type: ignore[union-attr]
-                and site[2] is third.f_code  # type: ignore[union-attr]
-                and site[3] is fourth.f_code  # type: ignore[union-attr]
+                site is None
+                or site[0] is not code
+                or site[1] is not second.f_code  # type: ignore[union-attr]
+                or site[2] is not third.f_code  # type: ignore[union-attr]
+                or site[3] is not fourth.f_code  # type: ignore[union-attr]
             ):
-                stack = site[4]
-            else:
-                stack = collector.stack_at(frame)
+                site = collector.site_at(frame)
+            stack = site[4]
+            sampling: Any = site[5]
             if stack is None:  # a site of the agent's own threads
                 path = None
+            elif sampling.skip and not (
+                (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
+                or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+            ):
+                # A hot site with no issue: this file goes unwatched, to io.open (a file opened
+                # on a loop thread never does: that rule is the canary's first).
+                sampling.skip -= 1
+                sampling.unwatched += 1
+                if raw_mode != "r":  # it may change the file: reading it again is right
+                    collector.forget_path(path, None)
+                path = None
+            else:
+                watched = sampling.watched + 1
+                sampling.watched = watched
+                if watched >= collector.warmup and sampling.every != 1:
+                    sampling.skip = sampling.every - 1
     except Exception as exc:
         collector.failed(exc)
         path = None
