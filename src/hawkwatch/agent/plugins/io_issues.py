@@ -71,7 +71,8 @@ class SiteSampling:
         )
 
 
-#: The sampling of sites too shallow to be remembered (module-level code): always watched.
+#: The sampling of a "site" made of wrappers of open only (no caller outside them): always
+#: watched.
 ALWAYS: Final = SiteSampling(1)
 
 
@@ -184,26 +185,33 @@ class IssueCollector:
         ignored = _get_ident() in self.ignore_threads
         code = frame.f_code
         if code.co_filename in self.skip:
-            outer = _outside(frame.f_back, self.skip)
-            if outer is None:
+            outer = outside(frame.f_back, self.skip)
+            if outer is None:  # only wrappers of open (a stdlib module's own code)
                 return _SHALLOW_AGENT if ignored else _SHALLOW
             frame, code = outer, outer.f_code
-        try:
-            second = frame.f_back
-            third = second.f_back  # type: ignore[union-attr]
-            fourth = third.f_back  # type: ignore[union-attr]
-            key = (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
-        except AttributeError:  # fewer than four frames (module-level code): as short to walk
-            if ignored:
-                return _SHALLOW_AGENT
-            return (None, None, None, None, _walk(frame, self.max_frames), ALWAYS)
+        second = frame.f_back
+        third = second.f_back if second is not None else None
+        fourth = third.f_back if third is not None else None
+        # Fewer than four frames (module-level code): the missing ones count as offset -1.
+        codes = (
+            code,
+            second.f_code if second is not None else None,
+            third.f_code if third is not None else None,
+            fourth.f_code if fourth is not None else None,
+        )
+        key = (
+            frame.f_lasti,
+            second.f_lasti if second is not None else -1,
+            third.f_lasti if third is not None else -1,
+            fourth.f_lasti if fourth is not None else -1,
+        )
         site = self.sites.get(key)
         if (
             site is not None
             and site[0] is code
-            and site[1] is second.f_code  # type: ignore[union-attr]
-            and site[2] is third.f_code  # type: ignore[union-attr]
-            and site[3] is fourth.f_code  # type: ignore[union-attr]
+            and site[1] is codes[1]
+            and site[2] is codes[2]
+            and site[3] is codes[3]
         ):
             return site
         stack = None if ignored else _walk(frame, self.max_frames)
@@ -214,7 +222,7 @@ class IssueCollector:
         if stack is not None and self._issue_sites and stack[:8] in self._issue_sites:
             every = 1
         sampling = SiteSampling(every)
-        site = (code, second.f_code, third.f_code, fourth.f_code, stack, sampling)  # type: ignore[union-attr]
+        site = (*codes, stack, sampling)
         self.sites[key] = site
         if stack is not None:
             self._sampling[id(stack)] = (stack, sampling)
@@ -373,7 +381,7 @@ _SHALLOW_AGENT: Final = (None, None, None, None, None, ALWAYS)
 _SHALLOW: Final = (None, None, None, None, (), ALWAYS)
 
 
-def _outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:
+def outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:
     """The first frame from ``frame`` out that is not a wrapper of open."""
     while frame is not None and frame.f_code.co_filename in skip:
         frame = frame.f_back
