@@ -167,8 +167,11 @@ class NetworkConfig(Options):
 
 class IoConfig(Options):
     """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
-    costs a few microseconds per file opened, several % of a small-file batch job. Raise the
-    loop thresholds if short reads on the loop are acceptable to you; raise
+    costs a few microseconds per file watched, about one per file opened at a sampled site.
+    Each opening site's first ``site_warmup`` files are watched; then a site with no issue has
+    one file in ``sample_every`` watched (an issue there makes it fully watched): lower
+    ``sample_every`` (1 = every file) to catch rare leaks at busy sites sooner, at a higher cost.
+    Raise the loop thresholds if short reads on the loop are acceptable to you; raise
     ``repeat_window_ms`` to catch re-reads further apart; set ``redact`` when file paths carry
     names or ids that must not leave the host."""
 
