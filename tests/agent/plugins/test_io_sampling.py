@@ -191,3 +191,24 @@ def test_text_and_binary_files_read_and_write_the_same_bytes_when_unwatched(
             skipped = sum(s[5].unwatched for s in watched.collector.sites.values())
     assert sampled == plain
     assert skipped == 3 * 4  # three sites, files 3, 4, 6 and 7 of each unwatched
+
+
+def open_for_writing(target: object) -> None:
+    with open(target, "w", encoding="utf-8") as f:  # type: ignore[call-overload]
+        f.write("x")
+
+
+def test_a_bad_argument_at_a_sampled_site_fails_as_io_open_says(tmp_path: Path) -> None:
+    with canary(NO_REPEATS, warmup=1, sample_every=100) as watched:
+        outcomes = []
+        for target in (tmp_path / "a.txt", 3.5, tmp_path / "b.txt"):  # 3.5 comes unwatched
+            try:
+                open_for_writing(target)
+                outcomes.append("ok")
+            except TypeError as exc:
+                outcomes.append(str(exc))
+        assert watched.collector.active  # not the canary's failure
+        watched.collector.failure.raise_if_failed()
+    with pytest.raises(TypeError) as plain:
+        open(3.5, "w", encoding="utf-8")  # type: ignore[call-overload]  # noqa: SIM115
+    assert outcomes == ["ok", str(plain.value), "ok"]

@@ -132,7 +132,9 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
     # IssueCollector.site_at) without a call. A hot site with no issue (``skip``) sends most of
     # its files straight to io.open from here: the shortest path there is. A file opened on a
     # loop thread is always watched (that rule is the canary's first); a call io.open might warn
-    # about takes the long way, which attributes the warning to the app.
+    # about takes the long way, which attributes the warning to the app. (A path the collector
+    # leaves alone, /proc say, opened at a hot site of the app's files counts as unwatched there:
+    # it was not watched, and telling it apart would cost every file.)
     site: Any = None
     unwatched = False
     if type(file) is not int:  # a descriptor may be os.open's: _fds has its stack
@@ -299,8 +301,12 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
 
 def _forget(collector: Collector, file: Any) -> None:
     """An unwatched file opened for writing ends its path's rows of identical reads."""
-    path = file if type(file) is str else _fspath(file)
-    collector.forget_path(path if type(path) is str else _fsdecode(path), None)
+    try:
+        path = file if type(file) is str else _fspath(file)
+        path = path if type(path) is str else _fsdecode(path)
+    except Exception:  # not a path: io.open says so
+        return
+    collector.forget_path(path, None)
 
 
 def _real_open(  # noqa: PLR0917 - io.open's arguments, passed on
