@@ -173,8 +173,8 @@ def compare(
         print(line(f"{arm} wall", wall))
         print(line(f"{arm} CPU", cpu))
         medians[arm] = statistics.median(wall), statistics.median(cpu)
-    control = ratios(offs, results["aa"], 1)
-    print(line("A/A CPU", control) + "   (off vs off: the noise floor)")
+    print(line("A/A wall", ratios(offs, results["aa"], 0)) + "   (off vs off: the noise floor)")
+    print(line("A/A CPU", ratios(offs, results["aa"], 1)))
     return medians
 
 
