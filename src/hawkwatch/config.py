@@ -167,7 +167,7 @@ class NetworkConfig(Options):
 
 class IoConfig(Options):
     """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
-    costs a few microseconds per file watched, about one per file opened at a sampled site.
+    costs a few microseconds per file watched, about half that per file left unwatched.
     Each opening site's first ``site_warmup`` files are watched; then a site with no issue has
     one file in ``sample_every`` watched (an issue there makes it fully watched): lower
     ``sample_every`` (1 = every file) to catch rare leaks at busy sites sooner, at a higher cost.
