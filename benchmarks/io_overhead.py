@@ -4,10 +4,14 @@ Run: python benchmarks/io_overhead.py [--rounds 11] [--files 400] [--big-mb 64] 
                                      [--dir /dev/shm] [--instructions]
 
 The arms run in this one process, in rotating order after a warm-up, on the same files:
-``off`` is the agent with ``io.enabled=false``, ``on`` the agent with only the canary added
-(every other monitor is off in both, so the canary is all that differs), ``aa`` is ``off``
-again, an A/A control that shows the noise floor. Each run starts the agent and stops it
-again outside the timed part.
+``off`` is the agent with ``io.enabled=false``; ``sampled`` the agent with only the canary
+added, as configured by default (each opening site fully watched for its first
+``io.site_warmup`` files, then 1 in ``io.sample_every`` while no issue is found there);
+``full`` the canary watching every file (``io.sample_every=1``, the cost before sampling);
+every other monitor is off in all of them, so the canary is all that differs. ``aa`` is
+``off`` again, an A/A control that shows the noise floor. Each run starts the agent and stops
+it again outside the timed part, so every round starts the sites' warm-up afresh (a
+long-running program pays the warm-up once: the sampled figure here is the higher one).
 
 File-heavy workload, per round (a batch job over many small documents):
 
@@ -20,7 +24,8 @@ File-heavy workload, per round (a batch job over many small documents):
 CPU-bound workload: ``workloads/cpu_mix.py``'s kernels at ``--cpu-scale``, no file I/O.
 
 ``--instructions`` counts instead of timing: one batch of the file-heavy workload runs under
-``valgrind --tool=callgrind`` with the canary off and on (callgrind counts only the batch: it
+``valgrind --tool=callgrind`` with the canary off, sampled and full (callgrind counts only the
+batch, the second of the run, whose sites are past their warm-up: it
 zeroes at ``os.getppid()`` just before and dumps at ``os.getpgrp()`` just after), and the
 difference on the batch's own thread is divided by the files the batch opens: the canary's
 cost per file in instructions, a figure the machine's load does not move (the files sit in a
@@ -28,9 +33,9 @@ folder of fixed name, so two runs count the same). Other threads (the
 agent's scheduler, whose twice-a-second work grows with how long the batch took under valgrind,
 not with the files) are left out.
 
-Printed: per workload the median of the per-round ratios (on / off - 1) of wall time and of
-process CPU time (steadier on a shared machine), with min and max, the A/A control's, then one
-summary line. The target (issue 18): at most 3 %
+Printed: per workload and canary arm the median of the per-round ratios (arm / off - 1) of wall
+time and of process CPU time (steadier on a shared machine), with min and max, the A/A
+control's, then one summary line with both canary arms. The target (issue 18): at most 3 %
 on the file-heavy workload, nothing measurable on the CPU-bound one.
 """
 
@@ -60,6 +65,14 @@ import hawkwatch
 QUIET = {
     name: False for name in ("resources", "gc", "launch", "imports", "stall", "cpu", "profiler")
 }
+#: The agent's options per arm (``aa`` is ``off`` again).
+ARMS: dict[str, dict[str, object]] = {
+    "off": {"io_enabled": False},
+    "sampled": {"io_enabled": True},
+    "full": {"io_enabled": True, "io_sample_every": 1},
+    "aa": {"io_enabled": False},
+}
+CANARY_ARMS = ("sampled", "full")
 
 
 def make_inputs(folder: Path, files: int, big_mb: int) -> tuple[list[Path], Path]:
@@ -115,46 +128,54 @@ def timed(work: Callable[[], int]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def run_arm(on: bool, home: Path, work: Callable[[], int]) -> tuple[float, float]:
+def run_arm(arm: str, home: Path, work: Callable[[], int]) -> tuple[float, float]:
     cleanup = getattr(work, "prepare", None)
     if cleanup is not None:
         cleanup()
-    hawkwatch.start(home=str(home), io_enabled=on, **{f"{n}_enabled": v for n, v in QUIET.items()})
+    hawkwatch.start(home=str(home), **ARMS[arm], **{f"{n}_enabled": v for n, v in QUIET.items()})
     try:
         return timed(work)
     finally:
         hawkwatch.stop()
 
 
-def ratios(pairs: list[tuple[tuple[float, float], tuple[float, float]]], index: int) -> list[float]:
-    return [on[index] / off[index] - 1 for off, on in pairs]
+def ratios(
+    offs: list[tuple[float, float]], ons: list[tuple[float, float]], index: int
+) -> list[float]:
+    return [on[index] / off[index] - 1 for off, on in zip(offs, ons, strict=True)]
 
 
 def line(name: str, values: list[float]) -> str:
     return (
-        f"  {name:<10} median {statistics.median(values) * 100:+6.2f} %   "
+        f"  {name:<16} median {statistics.median(values) * 100:+6.2f} %   "
         f"min {min(values) * 100:+6.2f} %   max {max(values) * 100:+6.2f} %"
     )
 
 
-def compare(label: str, rounds: int, home: Path, work: Callable[[], int]) -> tuple[float, float]:
-    """Rounds of three arms in rotating order: off, on, and off again (the A/A control)."""
-    run_arm(False, home, work)  # warm-up: caches, imports, first-touch of the files
-    run_arm(True, home, work)
-    arms = ("off", "on", "aa")
+def compare(
+    label: str, rounds: int, home: Path, work: Callable[[], int]
+) -> dict[str, tuple[float, float]]:
+    """Rounds of the four arms in rotating order; per canary arm (wall, CPU) median ratios."""
+    for arm in ARMS:  # warm-up: caches, imports, first-touch of the files
+        run_arm(arm, home, work)
+    arms = tuple(ARMS)
     results: dict[str, list[tuple[float, float]]] = {arm: [] for arm in arms}
     for i in range(rounds):
-        for arm in arms[i % 3 :] + arms[: i % 3]:
-            results[arm].append(run_arm(arm == "on", home, work))
-    offs = [off[0] for off in results["off"]]
-    print(f"{label}: {rounds} rounds, canary off {statistics.median(offs):.3f} s wall per round")
-    wall = ratios(list(zip(results["off"], results["on"], strict=True)), 0)
-    cpu = ratios(list(zip(results["off"], results["on"], strict=True)), 1)
-    print(line("wall", wall))
-    print(line("CPU", cpu))
-    control = ratios(list(zip(results["off"], results["aa"], strict=True)), 1)
-    print(line("A/A CPU", control) + "   (off vs off: the noise floor)")
-    return statistics.median(wall), statistics.median(cpu)
+        k = i % len(arms)
+        for arm in arms[k:] + arms[:k]:
+            results[arm].append(run_arm(arm, home, work))
+    offs = results["off"]
+    print(f"{label}: {rounds} rounds, canary off "
+          f"{statistics.median(off[0] for off in offs):.3f} s wall per round")  # fmt: skip
+    medians = {}
+    for arm in CANARY_ARMS:
+        wall, cpu = ratios(offs, results[arm], 0), ratios(offs, results[arm], 1)
+        print(line(f"{arm} wall", wall))
+        print(line(f"{arm} CPU", cpu))
+        medians[arm] = statistics.median(wall), statistics.median(cpu)
+    print(line("A/A wall", ratios(offs, results["aa"], 0)) + "   (off vs off: the noise floor)")
+    print(line("A/A CPU", ratios(offs, results["aa"], 1)))
+    return medians
 
 
 def files_opened(files: int) -> int:
@@ -167,16 +188,18 @@ def callgrind_child(arm: str, root: Path) -> None:
     """One warm batch, then the counted one (between the two marker calls callgrind watches)."""
     inputs = sorted((root / "in").glob("doc-*.json"))
     big, out = root / "in" / "big.bin", root / f"out-{arm}"
-    hawkwatch.start(home=str(root / "home"), io_enabled=arm == "on",
+    hawkwatch.start(home=str(root / "home"), **ARMS[arm],
                     **{f"{n}_enabled": v for n, v in QUIET.items()})  # fmt: skip
     try:
-        out.mkdir()
-        file_heavy(inputs, big, out)
-        shutil.rmtree(out)
-        out.mkdir()
-        os.getppid()  # callgrind: zero the counters
-        file_heavy(inputs, big, out)
-        os.getpgrp()  # callgrind: dump them
+        for counted in (False, True):  # one call site: the second batch finds the sites warm
+            out.mkdir()
+            if counted:
+                os.getppid()  # callgrind: zero the counters
+            file_heavy(inputs, big, out)
+            if counted:
+                os.getpgrp()  # callgrind: dump them
+            else:
+                shutil.rmtree(out)
     finally:
         hawkwatch.stop()
 
@@ -212,14 +235,19 @@ def count_instructions(files: int, big_mb: int, folder: str | None) -> None:
     try:
         (root / "in").mkdir()
         make_inputs(root / "in", files, big_mb)
-        off, on = instructions("off", root), instructions("on", root)
+        counted = {arm: instructions(arm, root) for arm in ("off", *CANARY_ARMS)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     opened = files_opened(files)
+    off = counted["off"]
     print(f"file-heavy batch under callgrind ({files} documents, {big_mb} MB read, "
-          f"{opened} files opened)")  # fmt: skip
-    print(f"  the batch's thread: canary off {off:,} instructions, on {on:,}: {on / off - 1:+.2%}")
-    print(f"io canary instructions per file opened: {(on - off) / opened:,.0f}")
+          f"{opened} files opened; the run's second batch: past the sites' warm-up)")  # fmt: skip
+    print(f"  the batch's thread: canary off {off:,} instructions")
+    for arm in CANARY_ARMS:
+        on = counted[arm]
+        print(f"  canary {arm:<7} {on:,} instructions: {on / off - 1:+.2%}, "
+              f"{(on - off) / opened:,.0f} per file opened")
+
 
 
 def main() -> None:
@@ -230,7 +258,7 @@ def main() -> None:
     parser.add_argument("--cpu-scale", type=float, default=0.25)
     parser.add_argument("--dir", help="where the files go (default: the system's temp folder)")
     parser.add_argument("--instructions", action="store_true", help="count under callgrind")
-    parser.add_argument("--callgrind-child", choices=("off", "on"), help=argparse.SUPPRESS)
+    parser.add_argument("--callgrind-child", choices=tuple(ARMS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.callgrind_child:
         callgrind_child(args.callgrind_child, Path(args.dir))
@@ -260,23 +288,26 @@ def main() -> None:
 
         batch.prepare = fresh_output  # type: ignore[attr-defined]
 
-        heavy_wall, heavy_cpu = compare(
+        heavy = compare(
             f"file-heavy ({args.files} documents, {args.big_mb} MB read)",
             args.rounds,
             root / "home",
             batch,
         )
-        cpu_wall, cpu_cpu = compare(
+        cpu = compare(
             f"CPU-bound (cpu_mix x {args.cpu_scale})",
             args.rounds,
             root / "home",
             lambda: cpu_bound(args.cpu_scale),
         )
-    print(
-        f"io canary overhead: file-heavy {heavy_wall * 100:+.2f} % wall ({heavy_cpu * 100:+.2f} % "
-        f"CPU), CPU-bound {cpu_wall * 100:+.2f} % wall ({cpu_cpu * 100:+.2f} % CPU); "
-        "target <= 3 % file-heavy"
-    )
+    for arm in CANARY_ARMS:
+        (heavy_wall, heavy_cpu), (cpu_wall, cpu_cpu) = heavy[arm], cpu[arm]
+        print(
+            f"io canary overhead, {arm}: file-heavy {heavy_wall * 100:+.2f} % wall "
+            f"({heavy_cpu * 100:+.2f} % CPU), CPU-bound {cpu_wall * 100:+.2f} % wall "
+            f"({cpu_cpu * 100:+.2f} % CPU); target <= 3 % file-heavy"
+        )
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -167,8 +167,11 @@ class NetworkConfig(Options):
 
 class IoConfig(Options):
     """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
-    costs a few microseconds per file opened, several % of a small-file batch job. Raise the
-    loop thresholds if short reads on the loop are acceptable to you; raise
+    costs a few microseconds per file watched, about half that per file left unwatched.
+    Each opening site's first ``site_warmup`` files are watched; then a site with no issue has
+    one file in ``sample_every`` watched (an issue there makes it fully watched): lower
+    ``sample_every`` (1 = every file) to catch rare leaks at busy sites sooner, at a higher cost.
+    Raise the loop thresholds if short reads on the loop are acceptable to you; raise
     ``repeat_window_ms`` to catch re-reads further apart; set ``redact`` when file paths carry
     names or ids that must not leave the host."""
 
@@ -195,6 +198,13 @@ class IoConfig(Options):
     redact: str | None = _option(
         None, "regular expression; what it matches in recorded paths becomes ***"
     )
+    site_warmup: int = _option(
+        64, "files watched at each opening site before a clean site may be sampled", 0
+    )
+    sample_every: int = _option(
+        16, "past the warm-up, a site with no issue has 1 file in this many watched "
+        "(1 = watch every file); a site with an issue stays fully watched", 1,
+    )  # fmt: skip
 
 
 class UploadConfig(Options):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import msgspec
+
 from hawkwatch.analysis.io import build_io_issues
 from hawkwatch.analysis.io_rules import RepeatedReads, loop_thread_io, small_buffer
 from hawkwatch.analysis.session_report import build_session_report
@@ -13,6 +15,7 @@ from hawkwatch.model.records import decode_all
 from hawkwatch.model.records.io import IoFrame, IoIssue
 from hawkwatch.report import console
 from hawkwatch.report.json_report import to_json_dict
+from hawkwatch.web import sections
 
 RULES = IoRules()
 
@@ -126,6 +129,8 @@ def test_the_json_report_lists_io_issues_with_the_record_fields() -> None:
             {"function": "main", "file": "/app/main.py", "line": 3},
         ],
         "count": 3,
+        "unwatched": 0,
+        "sampled_one_in": 1,
     }
     assert report.other_collections == ()
 
@@ -138,3 +143,37 @@ def test_the_console_report_has_an_io_section() -> None:
     text = out.getvalue()
     assert "File I/O issues (1 kind, 2 in all)" in text
     assert "unclosed" in text and "load (/app/load.py:12)" in text and "/data/a.bin" in text
+
+
+def sampled_issue() -> IoIssue:
+    return msgspec.structs.replace(issue("unclosed", 2), unwatched=1200, sampled_one_in=16)
+
+
+def test_an_issue_found_at_a_sampled_site_says_so_in_every_view() -> None:
+    records = [Record("launch-time", "100.0", "100.0"), sampled_issue().to_record()]
+    report = build_session_report(records, {"start_time": 100.0}, name="s")
+    [listed] = to_json_dict(report)["io_issues"]
+    assert (listed["unwatched"], listed["sampled_one_in"], listed["count"]) == (1200, 16, 2)
+    out = io.StringIO()
+    console.render(report, out, width=200)
+    assert (
+        "sampled site: 1,200 files opened here went unwatched (1 in 16 watched) before this was "
+        "found; the count may miss some"
+    ) in " ".join(out.getvalue().split())
+    html = sections.io_issues([listed])
+    assert "2 <small" in html and "1 in 16 watched, 1,200 files unwatched" in html
+    # A fully watched site's issue shows its count alone.
+    plain = build_session_report([issue("unclosed", 2).to_record()], {"start_time": 1.0}, name="s")
+    unsampled = to_json_dict(plain)["io_issues"]
+    assert "sampled" not in sections.io_issues(unsampled)
+
+
+def test_records_written_before_sampling_read_as_fully_watched() -> None:
+    old = issue("small-buffer", 3).to_record()  # defaults are left out: the old shape
+    assert set(msgspec.json.decode(old.value)) == {
+        "type", "path", "thread", "ops", "bytes", "buffer_size", "cost_ms", "frames", "count"
+    }  # fmt: skip
+    [decoded] = decode_all([old]).of(IoIssue)
+    assert (decoded.unwatched, decoded.sampled_one_in, decoded.count) == (0, 1, 3)
+    sampled = msgspec.json.decode(sampled_issue().to_record().value)
+    assert (sampled["unwatched"], sampled["sampled_one_in"]) == (1200, 16)

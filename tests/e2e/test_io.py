@@ -41,8 +41,11 @@ def test_the_example_app_shows_exactly_its_four_misuses(runner: Runner) -> None:
     listed = json.loads(report.stdout)["io_issues"]
     assert sorted(i["type"] for i in listed) == [t for t, _ in found]
     assert set(listed[0]) == {
-        "type", "path", "thread", "ops", "bytes", "buffer_size", "cost_ms", "frames", "count"
+        "type", "path", "thread", "ops", "bytes", "buffer_size", "cost_ms", "frames", "count",
+        "unwatched", "sampled_one_in",
     }  # fmt: skip
+    # Every site of the example is in its warm-up: each file was watched, none sampled.
+    assert {(i["unwatched"], i["sampled_one_in"]) for i in listed} == {(0, 1)}
     console = runner.hawkwatch("report")
     assert "File I/O issues (4 kinds, 4 in all)" in console.stdout
 

@@ -35,4 +35,6 @@ def _row(issue: IoIssue) -> IoIssueRow:
         cost_ms=issue.cost_ms,
         frames=tuple(IoFrameRow(f.function, f.file, f.line) for f in issue.frames),
         count=issue.count,
+        unwatched=issue.unwatched,
+        sampled_one_in=issue.sampled_one_in,
     )

@@ -120,3 +120,7 @@ class IoIssueRow:
     cost_ms: float
     frames: tuple[IoFrameRow, ...]
     count: int
+    unwatched: int = 0
+    """Files opened at the issue's site and not watched before it was found (sampling)."""
+    sampled_one_in: int = 1
+    """One file in this many was watched at that site meanwhile (1: all were)."""

@@ -36,11 +36,21 @@ def io_section(issues: tuple[IoIssueRow, ...]) -> Group:
             f"{issue.cost_ms:,.2f} ms, thread {issue.thread}",
             style="dim",
         )
+        if issue.unwatched:
+            where.append(f"\n{_sampled(issue)}", style="yellow")
         table.add_row(Text(f"{issue.type}\n{_WHAT.get(issue.type, '')}"), f"{issue.count:,}", where)
     total = sum(issue.count for issue in issues)
     kinds = f"{len(issues):,} kind{'s' if len(issues) != 1 else ''}"
     title = f"File I/O issues ({kinds}, {total:,} in all)"
     return Group(Text(title, style="bold"), table)
+
+
+def _sampled(issue: IoIssueRow) -> str:
+    """Sampling said, not hidden: the count covers the watched files only."""
+    return (
+        f"sampled site: {issue.unwatched:,} files opened here went unwatched (1 in "
+        f"{issue.sampled_one_in:,} watched) before this was found; the count may miss some"
+    )
 
 
 def _size(count: int) -> str:

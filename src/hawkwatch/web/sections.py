@@ -191,13 +191,27 @@ def io_issues(data: Sequence[Mapping[str, Any]]) -> str:
             f"{i.get('ops', 0):,}",
             size(i.get("bytes")),
             ms(i.get("cost_ms")),
-            f"{i.get('count', 1):,}",
+            _times(i),
             _call_site(i.get("frames") or []),
         ]
         for i in data[:_MAX_ROWS]
     ]
     headers = ["issue", "file", "thread", "ops", "bytes", "cost", "times", "opened at"]
     return section("File I/O", table(headers, rows, class_="hw-table"), "io")
+
+
+def _times(issue: Mapping[str, Any]) -> str:
+    """The count, and whether the site was sampled before the issue was found (the count then
+    covers the watched files only)."""
+    times = f"{issue.get('count', 1):,}"
+    unwatched = issue.get("unwatched") or 0
+    if not unwatched:
+        return times
+    return (
+        f"{times} <small class=\"hw-sampled\">(site sampled: 1 in "
+        f"{esc(issue.get('sampled_one_in'))} watched, {unwatched:,} files unwatched before "
+        "it was found)</small>"
+    )
 
 
 def _call_site(frames: Sequence[Mapping[str, Any]]) -> str:

@@ -316,8 +316,8 @@ def test_a_failing_collector_never_reaches_the_app(data: Path) -> None:
         def broken(frame: object) -> None:
             raise RuntimeError("collector bug")
 
-        collector.stack_at = broken  # type: ignore[method-assign]
-        collector.sites.clear()  # no known site: each open asks stack_at
+        collector.site_at = broken  # type: ignore[method-assign]
+        collector.sites.clear()  # no known site: each open asks site_at
         assert settings_every_time(data) == data.read_bytes()  # io.open did it
         assert isinstance(collector.failure.error, RuntimeError)
         assert collector.active is False

@@ -66,6 +66,8 @@ class IoMonitor:
             ignore_prefixes=(*SYSTEM_PREFIXES, sessions),
             home=os.path.expanduser("~"),
             redact=redact,
+            warmup=config.site_warmup,
+            sample_every=config.sample_every,
         )
         collector.refresh_threads()
         io_threads.refresh()

@@ -28,6 +28,8 @@ from types import MethodType
 from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
+from hawkwatch.agent.plugins import io_threads
+from hawkwatch.agent.plugins.io_issues import outside
 from hawkwatch.agent.plugins.io_raw import (
     SHM,
     CanaryFileIO,
@@ -55,11 +57,16 @@ _LINE_BUFFERING: Final = (
 )
 _text_encoding: Final = io.text_encoding
 _NEWLINES: Final = frozenset({"", "\n", "\r", "\r\n"})
+#: Modes that cannot change a file (an unwatched file opened otherwise may have).
+_READ_ONLY: Final = frozenset({"r", "rb", "rt", "br", "tr"})
 _O_DIRECTORY: Final = getattr(os, "O_DIRECTORY", 0)
 _MAX_FDS: Final = 4096
 _fspath: Final = os.fspath
 _fsdecode: Final = os.fsdecode
 _getframe: Final = sys._getframe
+_modules: Final = sys.modules
+#: asyncio's module with ``_get_running_loop``: looked for with ``in`` (no call).
+_EVENTS: Final = "asyncio.events"
 
 _collector: Collector | None = None
 _warn_encoding = False
@@ -121,6 +128,56 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
     if collector is None or more or unknown or file is _MISSING or not collector.active:
         return _real_open(file, mode, buffering, encoding, errors, newline, closefd, opener,
                           more, unknown)  # fmt: skip
+    # The opening site, found by its top four frames (code and offset each, see
+    # IssueCollector.site_at) without a call. A hot site with no issue (``skip``) sends most of
+    # its files straight to io.open from here: the shortest path there is. A file opened on a
+    # loop thread is always watched (that rule is the canary's first); a call io.open might warn
+    # about takes the long way, which attributes the warning to the app. (A path the collector
+    # leaves alone, /proc say, opened at a hot site of the app's files counts as unwatched there:
+    # it was not watched, and telling it apart would cost every file.)
+    site: Any = None
+    unwatched = False
+    if type(file) is not int:  # a descriptor may be os.open's: _fds has its stack
+        try:
+            frame: Any = _getframe(1)
+            if frame.f_code.co_filename in collector.skip:  # pathlib's openers, tempfile
+                frame = outside(frame.f_back, collector.skip)
+            second = frame.f_back if frame is not None else None
+            third = second.f_back if second is not None else None
+            fourth = third.f_back if third is not None else None
+            if fourth is not None:
+                site = collector.sites.get(
+                    (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
+                )
+                if site is not None and (
+                    site[0] is not frame.f_code
+                    or site[1] is not second.f_code  # type: ignore[union-attr]
+                    or site[2] is not third.f_code  # type: ignore[union-attr]
+                    or site[3] is not fourth.f_code
+                ):
+                    site = None
+            if (
+                site is not None
+                and site[5].skip
+                and buffering is _DEFAULT_BUFFERING
+                and not _warn_encoding
+                and site[4] is not None
+                and not (
+                    (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
+                    or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+                )
+            ):
+                sampling = site[5]
+                sampling.skip -= 1
+                sampling.unwatched += 1
+                if type(mode) is str and mode not in _READ_ONLY:
+                    _forget(collector, file)  # it may change the file: reading it again is right
+                unwatched = True
+        except Exception as exc:
+            collector.failed(exc)
+            unwatched = True
+        if unwatched:
+            return REAL_OPEN(file, mode, buffering, encoding, errors, newline, closefd, opener)
     # Can we build it as io.open would, without its errors or warnings becoming ours?
     plan = _plans.get(mode) if type(mode) is str else None
     if plan is None:
@@ -175,33 +232,28 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
         elif path.startswith(collector.ignore_prefixes) and not path.startswith(SHM):
             path = None  # the collector's opened(), written out: it runs for every file
         else:
-            # The opening site's stack: a known site is found by its top four frames (code
-            # and offset each, see IssueCollector.stack_at) without a call; the rest (a new
-            # site, a wrapper of open, a stack under four frames deep) goes to stack_at, which
-            # also leaves the agent's own threads alone (None).
-            frame = _getframe(1)
-            code = frame.f_code
-            try:
-                second = frame.f_back
-                third = second.f_back  # type: ignore[union-attr]
-                fourth = third.f_back  # type: ignore[union-attr]
-                site = collector.sites.get(
-                    (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
-                )
-            except AttributeError:
-                site = None
-            if (
-                site is not None
-                and site[0] is code
-                and site[1] is second.f_code  # type: ignore[union-attr]
-                and site[2] is third.f_code  # type: ignore[union-attr]
-                and site[3] is fourth.f_code  # type: ignore[union-attr]
-            ):
-                stack = site[4]
-            else:
-                stack = collector.stack_at(frame)
+            if site is None:  # a new site, a wrapper of open, a stack under four frames deep
+                site = collector.site_at(_getframe(1))  # None: the agent's own threads
+            stack = site[4]
+            sampling = site[5]
             if stack is None:  # a site of the agent's own threads
                 path = None
+            elif sampling.skip and not (
+                (_EVENTS in _modules and _modules[_EVENTS]._get_running_loop() is not None)
+                or (io_threads.loop_ids and _get_ident() in io_threads.loop_ids)
+            ):
+                # A hot site with no issue: this file goes unwatched, to io.open (a file opened
+                # on a loop thread never does: that rule is the canary's first).
+                sampling.skip -= 1
+                sampling.unwatched += 1
+                if raw_mode != "r":  # it may change the file: reading it again is right
+                    collector.forget_path(path, None)
+                path = None
+            else:
+                watched = sampling.watched + 1
+                sampling.watched = watched
+                if watched >= collector.warmup and sampling.every != 1:
+                    sampling.skip = sampling.every - 1
     except Exception as exc:
         collector.failed(exc)
         path = None
@@ -245,6 +297,16 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
         with contextlib.suppress(Exception):  # io.open chains it; the first error matters
             result.close()
         raise
+
+
+def _forget(collector: Collector, file: Any) -> None:
+    """An unwatched file opened for writing ends its path's rows of identical reads."""
+    try:
+        path = file if type(file) is str else _fspath(file)
+        path = path if type(path) is str else _fsdecode(path)
+    except Exception:  # not a path: io.open says so
+        return
+    collector.forget_path(path, None)
 
 
 def _real_open(  # noqa: PLR0917 - io.open's arguments, passed on

@@ -38,9 +38,42 @@ _perf: Final = time.perf_counter_ns
 #: Pseudo-files the agent itself reads (psutil's /proc) and device nodes: not file I/O
 #: (``/dev/shm`` is a file system, so it is watched).
 SYSTEM_PREFIXES: Final = ("/proc/", "/sys/", "/dev/")
-#: Sites remembered by ``stack_at`` before it starts afresh (a bound on memory, never reached
+#: Sites remembered by ``site_at`` before it starts afresh (a bound on memory, never reached
 #: by an app that opens files from a few hundred places).
 _MAX_SITES: Final = 4096
+#: ``io.site_warmup`` and ``io.sample_every``'s defaults (``config.IoConfig`` says why).
+WARMUP: Final = 64
+SAMPLE_EVERY: Final = 16
+
+
+class SiteSampling:
+    """How the files opened at one site are watched (adaptive per-site sampling).
+
+    A site's files are all watched during its warm-up (``warmup`` files); after that, if no
+    issue was found there, only one file in ``every``: ``skip`` is how many to leave unwatched
+    before the next watched one (``io_hooks._open`` counts it down). An issue found at the site
+    sets ``every`` to 1 for good. ``watched``/``unwatched`` count the site's files either way,
+    so what was not seen is said, not hidden.
+    """
+
+    __slots__ = ("every", "skip", "unwatched", "watched")
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.skip = 0
+        self.watched = 0
+        self.unwatched = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"SiteSampling(every={self.every}, watched={self.watched}, "
+            f"unwatched={self.unwatched})"
+        )
+
+
+#: The sampling of a "site" made of wrappers of open only (no caller outside them): always
+#: watched.
+ALWAYS: Final = SiteSampling(1)
 
 
 def wrapper_files() -> frozenset[str]:
@@ -76,8 +109,13 @@ class IssueCollector:
         ignore_prefixes: tuple[str, ...] = SYSTEM_PREFIXES,
         home: str | None = None,
         redact: re.Pattern[str] | None = None,
+        warmup: int = WARMUP,
+        sample_every: int = SAMPLE_EVERY,
     ) -> None:
         self.active = True
+        #: Files watched at each site before it may be sampled, and the 1 in K watched after.
+        self.warmup = max(0, warmup)
+        self.sample_every = max(1, sample_every)
         self.rules = rules
         self._small_buffer_ops = rules.small_buffer_ops
         self._repeated_read = rules.repeated_read
@@ -102,8 +140,14 @@ class IssueCollector:
         )
         self._issues: dict[str, _Issue] = {}
         self._by_site: dict[tuple[object, ...], _Issue] = {}
-        #: Top four offsets -> (their four code objects, the stack): ``stack_at``'s cache.
+        #: Top four offsets -> (their four code objects, the stack, its ``SiteSampling``):
+        #: ``site_at``'s cache, read by ``io_hooks._open`` itself.
         self.sites: dict[tuple[int, ...], tuple[object, ...]] = {}
+        #: id(stack) -> (stack, its site's sampling): an issue's stack finds its site.
+        self._sampling: dict[int, tuple[RawStack, SiteSampling]] = {}
+        #: Top four frames (code, offset each) of the sites where an issue was found: they stay
+        #: fully watched when ``sites`` starts afresh.
+        self._issue_sites: set[RawStack] = set()
         self._lock = threading.RLock()  # re-entered when a finaliser runs inside our own work
 
     # -- the hooks' calls ----------------------------------------------------------------------
@@ -118,8 +162,13 @@ class IssueCollector:
         return self.stack_at(_getframe(2))  # 1 is the hook's own
 
     def stack_at(self, frame: FrameType) -> RawStack | None:
-        """The opening stack from ``frame`` out, past the wrappers of open (ours, io, pathlib,
-        tempfile).
+        """The opening stack from ``frame`` (the caller of open) out; None to leave it alone."""
+        return self.site_at(frame)[4]  # type: ignore[return-value]
+
+    def site_at(self, frame: FrameType) -> tuple[object, ...]:
+        """The opening site from ``frame`` out, past the wrappers of open (ours, io, pathlib,
+        tempfile): its top four code objects, its stack (None: left alone) and its
+        ``SiteSampling``.
 
         One stack per site: the top four frames (IOCanary's key), code object and offset each,
         find the stack captured at the first open from there in ``sites``, so an open from a
@@ -129,38 +178,69 @@ class IssueCollector:
         so their ids cannot be reused meanwhile. The hook of ``open`` does the look-up of a
         known site itself and calls this for the rest.
 
-        None for a file the agent's own threads open: a site first reached on one of them is
-        remembered as the agent's (agent code does not run on the app's threads, nor the app's
-        on the agent's), so a known site costs no thread test.
+        A site first reached on one of the agent's own threads is remembered as the agent's
+        (stack None: agent code does not run on the app's threads, nor the app's on the
+        agent's), so a known site costs no thread test.
         """
         ignored = _get_ident() in self.ignore_threads
         code = frame.f_code
         if code.co_filename in self.skip:
-            outer = _outside(frame.f_back, self.skip)
-            if outer is None:
-                return None if ignored else ()
+            outer = outside(frame.f_back, self.skip)
+            if outer is None:  # only wrappers of open (a stdlib module's own code)
+                return _SHALLOW_AGENT if ignored else _SHALLOW
             frame, code = outer, outer.f_code
-        try:
-            second = frame.f_back
-            third = second.f_back  # type: ignore[union-attr]
-            fourth = third.f_back  # type: ignore[union-attr]
-            key = (frame.f_lasti, second.f_lasti, third.f_lasti, fourth.f_lasti)  # type: ignore[union-attr]
-        except AttributeError:  # fewer than four frames (module-level code): as short to walk
-            return None if ignored else _walk(frame, self.max_frames)
+        second = frame.f_back
+        third = second.f_back if second is not None else None
+        fourth = third.f_back if third is not None else None
+        # Fewer than four frames (module-level code): the missing ones count as offset -1.
+        codes = (
+            code,
+            second.f_code if second is not None else None,
+            third.f_code if third is not None else None,
+            fourth.f_code if fourth is not None else None,
+        )
+        key = (
+            frame.f_lasti,
+            second.f_lasti if second is not None else -1,
+            third.f_lasti if third is not None else -1,
+            fourth.f_lasti if fourth is not None else -1,
+        )
         site = self.sites.get(key)
         if (
             site is not None
             and site[0] is code
-            and site[1] is second.f_code  # type: ignore[union-attr]
-            and site[2] is third.f_code  # type: ignore[union-attr]
-            and site[3] is fourth.f_code  # type: ignore[union-attr]
+            and site[1] is codes[1]
+            and site[2] is codes[2]
+            and site[3] is codes[3]
         ):
-            return site[4]  # type: ignore[return-value]  # None: left alone
+            return site
         stack = None if ignored else _walk(frame, self.max_frames)
         if len(self.sites) >= _MAX_SITES:
             self.sites.clear()
-        self.sites[key] = (code, second.f_code, third.f_code, fourth.f_code, stack)  # type: ignore[union-attr]
-        return stack
+            self._sampling.clear()
+        every = self.sample_every
+        if stack is not None and self._issue_sites and stack[:8] in self._issue_sites:
+            every = 1
+        sampling = SiteSampling(every)
+        site = (*codes, stack, sampling)
+        self.sites[key] = site
+        if stack is not None:
+            self._sampling[id(stack)] = (stack, sampling)
+        return site
+
+    def sampling_of(self, stack: RawStack) -> SiteSampling | None:
+        """The sampling of the site that opened a file with ``stack`` (None if forgotten)."""
+        known = self._sampling.get(id(stack))
+        return known[1] if known is not None and known[0] is stack else None
+
+    def _watch_fully(self, stack: RawStack) -> None:
+        """An issue was found at this site: every file opened there is watched from now on."""
+        sampling = self.sampling_of(stack)
+        if sampling is not None and sampling.every != 1:
+            sampling.every = 1
+            sampling.skip = 0
+        if len(stack) >= 8 and len(self._issue_sites) < _MAX_SITES:
+            self._issue_sites.add(stack[:8])
 
     def closed(self, file: Watched) -> None:
         """A watched file that did I/O closed: the small-buffer and repeated-read rules.
@@ -247,6 +327,7 @@ class IssueCollector:
             issue = self._by_site.get(site)
         if issue is None:
             record = self._record(kind, stats)
+            self._watch_fully(stats.stack)  # after the record: it says what went unwatched
             key = record.record_key()
             with self._lock:
                 issue = self._issues.get(key)
@@ -265,6 +346,8 @@ class IssueCollector:
 
     def _record(self, kind: str, s: FileStats) -> IoIssue:
         loop = kind == LOOP_THREAD_IO
+        sampling = self.sampling_of(s.stack)
+        unwatched = sampling.unwatched if sampling is not None else 0
         return IoIssue(
             type=kind,  # type: ignore[arg-type]
             path=self.display_path(s.path),
@@ -275,6 +358,8 @@ class IssueCollector:
             cost_ms=round((s.loop_cost_ns if loop else s.cost_ns) / 1e6, 3),
             frames=_frames(s.stack),
             count=1,
+            unwatched=unwatched,
+            sampled_one_in=sampling.every if sampling is not None and unwatched else 1,
         )
 
     def display_path(self, path: str) -> str:
@@ -291,7 +376,12 @@ def _never(*_: object) -> bool:
     return False
 
 
-def _outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:
+#: ``site_at``'s answer for module-level code run by one of the agent's threads / the app's.
+_SHALLOW_AGENT: Final = (None, None, None, None, None, ALWAYS)
+_SHALLOW: Final = (None, None, None, None, (), ALWAYS)
+
+
+def outside(frame: FrameType | None, skip: frozenset[str]) -> FrameType | None:
     """The first frame from ``frame`` out that is not a wrapper of open."""
     while frame is not None and frame.f_code.co_filename in skip:
         frame = frame.f_back
@@ -325,6 +415,8 @@ def _with_count(record: IoIssue, count: int) -> IoIssue:
         cost_ms=record.cost_ms,
         frames=record.frames,
         count=count,
+        unwatched=record.unwatched,
+        sampled_one_in=record.sampled_one_in,
     )
 
 

@@ -51,17 +51,23 @@ class Collector(Protocol):
     """What the hooks report to (``io_issues.IssueCollector``)."""
 
     active: bool
-    #: What ``opened`` leaves alone, and the opening sites seen (``io_hooks._open`` reads them
-    #: itself: it runs for every file opened).
+    #: What ``opened`` leaves alone, the opening sites seen and the files each site watches
+    #: fully before it is sampled (``io_hooks._open`` reads them itself: it runs for every file
+    #: opened).
     ignore_prefixes: tuple[str, ...]
     skip: frozenset[str]
     sites: dict[tuple[int, ...], tuple[object, ...]]
+    warmup: int
 
     def opened(self, path: str) -> RawStack | None:
         """A file is opening here: the opening stack, or None to leave it alone."""
 
     def stack_at(self, frame: FrameType) -> RawStack | None:
         """The opening stack from ``frame`` (the caller of open) out; None to leave it alone."""
+
+    def site_at(self, frame: FrameType) -> tuple[object, ...]:
+        """The site of ``frame``: four code objects, the stack (``stack_at``'s) and its
+        ``SiteSampling``."""
 
     many_ops: int
     forget_path: Callable[[str, None], object]

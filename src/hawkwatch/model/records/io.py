@@ -7,7 +7,7 @@ count grows, and the last record of a key wins.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 
@@ -35,7 +35,14 @@ class IoIssue(JsonRecord, frozen=True):
     (total time in the OS) describe the first file seen with this key — for ``loop-thread-io``
     only its ops on the loop thread; ``frames`` is the opening stack, innermost first;
     ``count`` is how many times the rule fired for this key (a ``repeated-read`` fires once per
-    ``repeat_count`` identical reads).
+    ``repeat_count`` identical reads) among the files the canary watched.
+
+    The canary samples hot, clean opening sites (``io.sample_every``): ``unwatched`` is how many
+    files opened at this issue's site went unwatched before the issue was first found there
+    (one in ``sampled_one_in`` was watched meanwhile); from then on the site's files are all
+    watched. ``unwatched`` 0 (and ``sampled_one_in`` 1) means every file opened there was
+    watched, so ``count`` misses none; otherwise ``count`` may. Absent in records written
+    before sampling existed (read as 0 and 1: those watched everything).
     """
 
     collection: ClassVar[str] = c.IO_ISSUE
@@ -49,6 +56,8 @@ class IoIssue(JsonRecord, frozen=True):
     cost_ms: NonNegative
     frames: tuple[IoFrame, ...]
     count: Count
+    unwatched: Count = 0
+    sampled_one_in: Annotated[int, msgspec.Meta(ge=1)] = 1
 
     def record_key(self) -> str:
         return issue_key(self.type, self.path, self.frames)
