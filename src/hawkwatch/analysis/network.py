@@ -13,6 +13,7 @@ from typing import Final
 
 from hawkwatch.analysis.series import quantile
 from hawkwatch.model.network import (
+    BLOCKING_LIBRARIES,
     HostStats,
     NetworkFinding,
     NetworkReport,
@@ -20,8 +21,6 @@ from hawkwatch.model.network import (
 )
 from hawkwatch.model.records.network import PHASES, NetworkTransaction
 
-#: Clients that block the calling thread: on a loop's thread they stall every task.
-BLOCKING_LIBRARIES: Final = frozenset({"requests", "urllib3", "urllib.request", "http.client"})
 _TIMED_PHASES: Final = tuple(phase for phase in PHASES if phase != "total")
 
 

@@ -14,6 +14,8 @@ from hawkwatch.model.records.network import NetworkTransaction
 
 NETWORK_FORMAT: Final = "hawkwatch-network"
 NETWORK_VERSION: Final = 1
+#: Clients that block the calling thread: on a loop's thread they stall every task.
+BLOCKING_LIBRARIES: Final = frozenset({"requests", "urllib3", "urllib.request", "http.client"})
 
 FindingType = Literal[
     "slow-request",

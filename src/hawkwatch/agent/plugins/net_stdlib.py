@@ -21,8 +21,8 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any
 
-from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation
-from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, Sampled
+from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced, client_of, describe_context
 
 _local = threading.local()
 _clock = time.perf_counter_ns
@@ -147,12 +147,17 @@ class StdlibInstrumentation(Instrumentation):
     # -- connections and requests --------------------------------------------------------------
 
     def _wrap_connect(self, original: Any) -> Any:
-        finish, get_loop = self._finish, self._get_loop
+        finish, get_loop, sampled = self._finish, self._get_loop, self._sampled
 
         def connect(conn: Any) -> Any:
             if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
                 return original(conn)
             in_flight = conn._hawkwatch_tx
+            if in_flight is None:  # no request yet (urllib3 connects first): sample it now
+                if conn._hawkwatch_opened is None and not sampled(_origin(conn)):
+                    return _connect_untraced(conn, original, finish, get_loop)
+            elif not in_flight.traced:
+                return original(conn)  # a failure reaches send's wrapper
             opening = in_flight or _Request("", "", _origin(conn))
             _local.connecting = opening
             try:
@@ -175,10 +180,11 @@ class StdlibInstrumentation(Instrumentation):
 
     def _wrap_putrequest(self, original: Any) -> Any:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+        sampled = self._sampled
 
         def putrequest(conn: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             try:
-                _begin(conn, method, url, finish, get_loop)
+                _begin(conn, method, url, finish, get_loop, sampled)
             except Exception as exc:  # never into the app's request
                 on_error(exc)
             return original(conn, method, url, *args, **kwargs)
@@ -214,6 +220,8 @@ class StdlibInstrumentation(Instrumentation):
             if timeline is None:
                 return original(conn)
             conn._hawkwatch_tx = None
+            if not timeline.traced:
+                return _untraced_response(conn, original, timeline, finish)
             timeline.request_end = _clock()
             try:
                 response = original(conn)
@@ -278,21 +286,36 @@ def _origin(conn: Any) -> str:
 
 
 def _begin(
-    conn: Any, method: str, url: str, finish: Finish, get_loop: Callable[[], object | None]
+    conn: Any,
+    method: str,
+    url: str,
+    finish: Finish,
+    get_loop: Callable[[], object | None],
+    sampled: Sampled,
 ) -> None:
     """A request starts on ``conn``: take over the phases of the connect that preceded it.
 
     Only stamps and references: the URL is joined, the response described and the call sites
-    named on the scheduler thread (``Timeline.to_record``).
+    named on the scheduler thread (``Timeline.to_record``). A request the sampler leaves out
+    (counted here, or at the connect that preceded it) is ``Untraced``.
     """
     unfinished = conn._hawkwatch_tx
     if unfinished is not None:  # an earlier request never read its response
         _ended(unfinished, finish)
     now = _clock()
-    timeline = _Request("", method, url, now)  # library: the client found by describe_context
-    timeline.origin = conn._hawkwatch_origin or _origin(conn)
-    timeline.request_start = now
+    origin = conn._hawkwatch_origin or _origin(conn)
     opened = conn._hawkwatch_opened
+    if opened is _UNTRACED or (opened is None and not sampled(origin)):
+        conn._hawkwatch_opened = None
+        untraced = Untraced("", method, url, now)
+        untraced.origin = origin
+        untraced.client = client_of(2)
+        untraced.on_loop_thread = get_loop() is not None
+        conn._hawkwatch_tx = untraced
+        return
+    timeline = _Request("", method, url, now)  # library: the client found by describe_context
+    timeline.origin = origin
+    timeline.request_start = now
     if opened is not None:
         conn._hawkwatch_opened = None
         timeline.fetch_start = opened.fetch_start
@@ -306,7 +329,44 @@ def _begin(
     conn._hawkwatch_tx = timeline
 
 
-def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:
+_UNTRACED: Any = Untraced("", "", "", 0)
+"""``_hawkwatch_opened`` of a connection opened for a request the sampler left out."""
+
+
+def _connect_untraced(
+    conn: Any, original: Any, finish: Finish, get_loop: Callable[[], object | None]
+) -> Any:
+    """Open a connection for an untraced request: untimed; a failure is the request's."""
+    start = _clock()
+    try:
+        result = original(conn)
+    except BaseException as exc:
+        untraced = Untraced("", "", "", start)
+        untraced.origin = _origin(conn)
+        untraced.client = client_of(2)
+        untraced.on_loop_thread = get_loop() is not None
+        _failed(untraced, exc, finish)
+        raise
+    conn._hawkwatch_opened = _UNTRACED
+    return result
+
+
+def _untraced_response(conn: Any, original: Any, untraced: Untraced, finish: Finish) -> Any:
+    """``getresponse`` of an untraced request: its status, and where its body ends."""
+    try:
+        response = original(conn)
+    except BaseException as exc:
+        _failed(untraced, exc, finish)
+        raise
+    untraced.status = response.status
+    if response.fp is None:
+        _ended(untraced, finish)
+    else:
+        response._hawkwatch_tx = untraced
+    return response
+
+
+def _failed(timeline: Timeline | Untraced, exc: BaseException, finish: Finish) -> None:
     if timeline.finished:
         return
     timeline.fail(exc)
@@ -314,7 +374,7 @@ def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:
     finish(timeline)
 
 
-def _ended(timeline: Timeline, finish: Finish) -> None:
+def _ended(timeline: Timeline | Untraced, finish: Finish) -> None:
     if timeline.finished:
         return
     timeline.response_end = _clock()

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 from hawkwatch.model.urls import host_of, redact_url
@@ -51,6 +51,9 @@ class Timeline:
         "response_end", "response_header_bytes", "response_start", "reused", "status", "task",
         "thread", "tls_end", "tls_start", "url", "url_object",
     )  # fmt: skip
+
+    traced: ClassVar[bool] = True
+    """A class attribute: False on ``Untraced``, what the monitor tells them apart by."""
 
     def __init__(self, library: str, method: str, url: str, fetch_start: int | None = None):
         self.library = library
@@ -193,6 +196,72 @@ class Timeline:
             for begin, end in spans
         ]
         return Phases(queue, dns, tcp, tls, send, ttfb, receive, total)
+
+
+class Untraced:
+    """A request the sampler left untraced (``net_sampling``): its start and end, status, bytes
+    received, error, whether a loop runs in its thread and which client made it; no phases, no
+    call sites. The inner hooks see no timeline for it and return at once; what the outer ones
+    set here (the attributes ``Timeline`` shares) costs a slot store each."""
+
+    __slots__ = (
+        "client", "error", "failed_phase", "fetch_start", "finished", "library", "method",
+        "on_loop_thread", "origin", "request_bytes", "response_bytes", "response_end", "status",
+        "url", "url_object",
+    )  # fmt: skip
+    traced: ClassVar[bool] = False
+
+    def __init__(self, library: str, method: str, url: str, fetch_start: int) -> None:
+        self.library = library
+        self.method = method
+        self.url = url
+        self.fetch_start = fetch_start
+        self.origin = ""
+        self.client = 0
+        self.on_loop_thread = False
+        self.status: int | None = None
+        self.request_bytes = 0
+        self.response_bytes: int | None = None
+        self.response_end: int | None = None
+        self.error: str | None = None
+        self.failed_phase: str | None = None
+        self.finished = False
+        self.url_object: Any = None
+
+    def fail(self, exc: BaseException) -> None:
+        """The error's root cause; the phase only where the cause names it (DNS, refused,
+        TLS), else ``receive`` once the response's head came, else unknown (null)."""
+        cause = root_cause(exc)
+        self.error = type(cause).__name__
+        self.failed_phase = _phase_of(cause) or ("receive" if self.status is not None else None)
+        if self.response_end is None:
+            self.response_end = _clock()
+
+    def library_name(self) -> str:
+        return self.library or _CLIENTS[self.client]
+
+    def total_ns(self) -> int:
+        end = self.response_end
+        return 0 if end is None or end < self.fetch_start else end - self.fetch_start
+
+    def facts(self, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
+        """Redacted URL, ``host:port`` and query digest (``_url_facts``)."""
+        url = self.url_object
+        if url is not None:
+            self.url, self.url_object = str(url), None
+        return _url_facts(self.url, self.origin, keep_params)
+
+    def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
+        """What is known of it, ``traced`` false."""
+        facts = self.facts(keep_params)
+        total = (self.total_ns() + 500) // 1000 / 1000
+        return NetworkTransaction(
+            wall_offset + self.fetch_start / 1e9, self.method, facts[0], facts[1],
+            self.library_name(), next(_index), self.status, None, None,
+            Phases(total=total), self.request_bytes or None, self.response_bytes, None,
+            self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
+            False,
+        )  # fmt: skip
 
 
 def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
@@ -410,3 +479,27 @@ def describe_context(
         task = sys.modules["asyncio"].current_task(loop)
         if task is not None:
             timeline.task = task.get_name()
+
+
+def client_of(depth: int) -> int:
+    """Which client of ``_CLIENTS`` made the request (``sys._getframe(depth)`` in the caller:
+    the hook's caller), for an untraced request: the learned route of ``call_sites`` when
+    there is one (one look-up), else a walk to the first app frame, naming no frame."""
+    frame: FrameType | None = _getframe(depth + 1)
+    assert frame is not None
+    code = frame.f_code
+    route = _routes.get((id(code), frame.f_lasti))
+    if route is not None and route[0] is code:
+        return route[3]
+    kinds, client = _kinds, 0
+    while frame is not None:
+        try:
+            kind = kinds[frame.f_code.co_filename]
+        except KeyError:
+            kind = _learn(frame)
+        if kind < 0:
+            break
+        if kind > client:  # noqa: PLR1730 - max() is a call per frame
+            client = kind
+        frame = frame.f_back
+    return client

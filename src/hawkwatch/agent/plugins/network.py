@@ -27,8 +27,11 @@ from typing import ClassVar, Final
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.plugins.net_patch import Instrumentation
+from hawkwatch.agent.plugins.net_sampling import AGGREGATE_INTERVAL_S, Aggregates, Sampler
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
-from hawkwatch.agent.plugins.net_timeline import Timeline
+from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced
+from hawkwatch.model.network import BLOCKING_LIBRARIES, NetworkThresholds
+from hawkwatch.model.records import NetworkTransaction
 
 DRAIN_INTERVAL_S: Final = 0.2
 
@@ -46,9 +49,14 @@ class NetworkMonitor:
         self._ctx: AgentContext | None = None
         self._keep_params: frozenset[str] = frozenset()
         self._failure = DeferredFailure()
-        self._ended: deque[Timeline] = deque()
+        self._ended: deque[Timeline | Untraced] = deque()
+        self._sampler = Sampler()
+        self._aggregates = Aggregates(time.time())
+        self._slow_ms = NetworkThresholds().slow_ms
         capture = self._failure.capture
-        self._stdlib = StdlibInstrumentation(self._finish, running_loop, capture)
+        self._stdlib = StdlibInstrumentation(
+            self._finish, running_loop, capture, self._sampler.traced
+        )
         self._late: list[Instrumentation] = []  # httpx's and aiohttp's, made at their import
         self._hook: AfterImport | None = None
 
@@ -58,6 +66,8 @@ class NetworkMonitor:
         self._keep_params = frozenset(
             name.strip() for name in config.keep_query_params.split(",") if name.strip()
         )
+        self._sampler.warmup, self._sampler.every = config.sample_warmup, config.sample_every
+        self._aggregates.clear(time.time())
         self._hook = once_imported(
             {
                 "socket": self._stdlib.install_socket,  # first: ssl and http.client import it
@@ -71,18 +81,23 @@ class NetworkMonitor:
         )
         ctx.every(1.0, self._failure.raise_if_failed, self)
         ctx.every(DRAIN_INTERVAL_S, self.drain, self)
+        ctx.every(AGGREGATE_INTERVAL_S, self.write_aggregates, self)
 
     def _instrument_httpx(self, module: ModuleType) -> None:
         from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 
-        instrumentation = HttpxInstrumentation(self._finish, running_loop, self._failure.capture)
+        instrumentation = HttpxInstrumentation(
+            self._finish, running_loop, self._failure.capture, self._sampler.traced
+        )
         self._late.append(instrumentation)
         instrumentation.install(module)
 
     def _instrument_aiohttp(self, module: ModuleType) -> None:
         from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
 
-        instrumentation = AiohttpInstrumentation(self._finish, running_loop, self._failure.capture)
+        instrumentation = AiohttpInstrumentation(
+            self._finish, running_loop, self._failure.capture, self._sampler.traced
+        )
         self._late.append(instrumentation)
         instrumentation.install(module)
 
@@ -90,7 +105,7 @@ class NetworkMonitor:
         for name in ("HTTPConnection", "HTTPSConnection"):
             self._stdlib.instrument_connection_class(getattr(module, name))
 
-    def _finish(self, timeline: Timeline) -> None:
+    def _finish(self, timeline: Timeline | Untraced) -> None:
         if self._ctx is not None:
             self._ended.append(timeline)
 
@@ -107,16 +122,59 @@ class NetworkMonitor:
             return
         wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
         popleft = ended.popleft
-        ctx.records.write_many(popleft().to_record(keep, wall_offset) for _ in range(len(ended)))
+        ctx.records.write_many(
+            record
+            for record in (self._account(popleft(), keep, wall_offset) for _ in range(len(ended)))
+            if record is not None
+        )
+
+    def _account(
+        self, ended: Timeline | Untraced, keep: frozenset[str], wall_offset: float
+    ) -> NetworkTransaction | None:
+        """Fold a request into the aggregates; its record if it is to be written: a traced
+        one's, or an untraced one's that failed, was slow or blocked a loop's thread."""
+        add = self._aggregates.add
+        if ended.traced:
+            record = ended.to_record(keep, wall_offset)
+        else:
+            assert isinstance(ended, Untraced)
+            total_ms = (ended.total_ns() + 500) // 1000 / 1000
+            library = ended.library or ended.library_name()
+            if not (
+                ended.error is not None
+                or total_ms >= self._slow_ms
+                or (ended.on_loop_thread and library in BLOCKING_LIBRARIES)
+            ):
+                host = ended.facts(keep)[1]
+                add(host, ended.method, ended.status, library, total_ms,
+                    (ended.status or 0) >= 500, False, ended.response_bytes)  # fmt: skip
+                return None
+            record = ended.to_record(keep, wall_offset)
+        add(record.host, record.method, record.status, record.library,
+            record.phases_ms.total or 0.0,
+            record.error is not None or (record.status or 0) >= 500, record.traced,
+            record.response_bytes)  # fmt: skip
+        return record
+
+    def write_aggregates(self) -> None:
+        """The window's ``network-aggregate`` records (scheduler thread, and at stop)."""
+        ctx = self._ctx
+        if ctx is not None:
+            self.drain()
+            records = self._aggregates.take(time.time())
+            if records:
+                ctx.records.write_many(records)
 
     def stop(self) -> None:
         try:
-            self.drain()
+            self.write_aggregates()
         finally:
             self._remove()
 
     def after_fork_child(self) -> None:
         self._ended.clear()  # the parent's requests: the parent writes them
+        self._aggregates.clear(time.time())
+        self._sampler.reset()
         self._remove()
 
     def _remove(self) -> None:
