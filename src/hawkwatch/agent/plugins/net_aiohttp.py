@@ -32,8 +32,8 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any, Final
 
-from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
-from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
+from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced, describe_context
 
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"
@@ -115,7 +115,7 @@ class AiohttpInstrumentation(Instrumentation):
         self.replace(
             aiohttp.ClientSession,
             "_request",
-            _wrap_request(aiohttp.ClientSession._request, finish, get_loop, on_error),
+            _wrap_request(aiohttp.ClientSession._request, finish, get_loop, on_error, self._sampled),
         )
         self.replace(
             connector,
@@ -145,12 +145,34 @@ class AiohttpInstrumentation(Instrumentation):
 
 
 def _wrap_request(
-    original: Any, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+    original: Any,
+    finish: Finish,
+    get_loop: Callable[[], object | None],
+    on_error: OnError,
+    sampled: Sampled,
 ) -> Callable[..., Any]:
     async def _request(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        url = args[0] if args else kwargs.get("str_or_url")
+        origin = _origins.get(url) if type(url) is str else None
+        if origin is None:
+            origin = _origin(session, url)
+        if not sampled(origin):
+            untraced = Untraced("aiohttp", method.upper(), "", _clock())
+            untraced.url_object, untraced.origin, untraced.on_loop_thread = url, origin, True
+            try:
+                response = await original(session, method, *args, **kwargs)
+            except BaseException as exc:
+                untraced.fail(exc)
+                untraced.finished = True
+                finish(untraced)
+                raise
+            untraced.status = response.status
+            response._hawkwatch_tx = untraced  # ends with its body (``_end``)
+            return response
         previous = _current.get()
         try:
             hop = _Hop("aiohttp", method.upper(), "")
+            hop.url_object, hop.origin = url, origin  # ``send`` puts the request's own URL
             describe_context(hop, get_loop, 1)
             _current.set(hop)
         except Exception as exc:  # never into the request
@@ -168,6 +190,27 @@ def _wrap_request(
             _current.set(previous)
 
     return _request
+
+
+_origins: dict[str, str] = {}
+"""``scheme://host:port`` by absolute URL text: the same URLs come again and again."""
+
+
+def _origin(session: Any, url: Any) -> str:
+    """The sampler's key of a request: ``scheme://host:port`` of its URL (or the session's
+    base URL for a relative one); the URL text when it cannot be parsed."""
+    text = str(url)
+    scheme, found, rest = text.partition("://")
+    if not found:
+        base = getattr(session, "_base_url", None)
+        return text if base is None else _origin(None, base)
+    authority = rest.partition("/")[0].partition("?")[0].partition("#")[0]
+    origin = f"{scheme.lower()}://{authority.rpartition('@')[2].lower()}"
+    if type(url) is str:
+        if len(_origins) >= 1024:
+            _origins.clear()
+        _origins[url] = origin
+    return origin
 
 
 def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callable[..., Any]:

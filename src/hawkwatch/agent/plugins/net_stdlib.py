@@ -156,8 +156,11 @@ class StdlibInstrumentation(Instrumentation):
             if in_flight is None:  # no request yet (urllib3 connects first): sample it now
                 if conn._hawkwatch_opened is None and not sampled(_origin(conn)):
                     return _connect_untraced(conn, original, finish, get_loop)
-            elif not in_flight.traced:
-                return original(conn)  # a failure reaches send's wrapper
+            elif not in_flight.traced:  # a failure reaches send's wrapper
+                in_flight.stage = "tcp"
+                result = original(conn)
+                in_flight.stage = "send"
+                return result
             opening = in_flight or _Request("", "", _origin(conn))
             _local.connecting = opening
             try:
@@ -311,6 +314,7 @@ def _begin(
         untraced.origin = origin
         untraced.client = client_of(2)
         untraced.on_loop_thread = get_loop() is not None
+        untraced.stage = "send"
         conn._hawkwatch_tx = untraced
         return
     timeline = _Request("", method, url, now)  # library: the client found by describe_context
@@ -345,6 +349,7 @@ def _connect_untraced(
         untraced.origin = _origin(conn)
         untraced.client = client_of(2)
         untraced.on_loop_thread = get_loop() is not None
+        untraced.stage = "tcp"
         _failed(untraced, exc, finish)
         raise
     conn._hawkwatch_opened = _UNTRACED
@@ -353,6 +358,7 @@ def _connect_untraced(
 
 def _untraced_response(conn: Any, original: Any, untraced: Untraced, finish: Finish) -> Any:
     """``getresponse`` of an untraced request: its status, and where its body ends."""
+    untraced.stage = "ttfb"
     try:
         response = original(conn)
     except BaseException as exc:

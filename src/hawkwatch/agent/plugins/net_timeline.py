@@ -206,8 +206,8 @@ class Untraced:
 
     __slots__ = (
         "client", "error", "failed_phase", "fetch_start", "finished", "library", "method",
-        "on_loop_thread", "origin", "request_bytes", "response_bytes", "response_end", "status",
-        "url", "url_object",
+        "on_loop_thread", "origin", "request_bytes", "response_bytes", "response_end", "stage",
+        "status", "url", "url_object",
     )  # fmt: skip
     traced: ClassVar[bool] = False
 
@@ -227,13 +227,20 @@ class Untraced:
         self.failed_phase: str | None = None
         self.finished = False
         self.url_object: Any = None
+        self.stage: str | None = None
+        """The phase it is in, where the outer hooks know it cheaply (http.client's)."""
 
     def fail(self, exc: BaseException) -> None:
-        """The error's root cause; the phase only where the cause names it (DNS, refused,
-        TLS), else ``receive`` once the response's head came, else unknown (null)."""
+        """The error's root cause; the phase where the cause names it (DNS, refused, TLS) or
+        the client's exception does (httpx's ``ConnectTimeout``…), else the stage the outer
+        hooks saw, else ``receive`` once the response's head came, else unknown (null)."""
         cause = root_cause(exc)
         self.error = type(cause).__name__
-        self.failed_phase = _phase_of(cause) or ("receive" if self.status is not None else None)
+        self.failed_phase = (
+            _phase_of(cause)
+            or _CLIENT_ERROR_PHASES.get(type(exc).__name__)
+            or ("receive" if self.status is not None else self.stage)
+        )
         if self.response_end is None:
             self.response_end = _clock()
 
@@ -262,6 +269,16 @@ class Untraced:
             self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
             False,
         )  # fmt: skip
+
+
+_CLIENT_ERROR_PHASES: Final = {
+    "PoolTimeout": "queue", "ConnectTimeout": "tcp", "ConnectError": "tcp",
+    "ConnectionTimeoutError": "tcp", "ClientConnectorError": "tcp", "WriteTimeout": "send",
+    "WriteError": "send", "ReadTimeout": "ttfb", "SocketTimeoutError": "ttfb",
+    "ServerTimeoutError": "ttfb", "ServerDisconnectedError": "ttfb",
+    "ClientPayloadError": "receive",
+}  # fmt: skip
+"""The phase httpx's and aiohttp's own exceptions name (an untraced request's only clue)."""
 
 
 def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
@@ -483,15 +500,22 @@ def describe_context(
 
 def client_of(depth: int) -> int:
     """Which client of ``_CLIENTS`` made the request (``sys._getframe(depth)`` in the caller:
-    the hook's caller), for an untraced request: the learned route of ``call_sites`` when
-    there is one (one look-up), else a walk to the first app frame, naming no frame."""
+    the hook's caller), for an untraced request: the learned route of ``call_sites`` where
+    it holds (as checked there), else a walk to the first app frame, naming no frame."""
     frame: FrameType | None = _getframe(depth + 1)
     assert frame is not None
     code = frame.f_code
+    kinds = _kinds
     route = _routes.get((id(code), frame.f_lasti))
     if route is not None and route[0] is code:
-        return route[3]
-    kinds, client = _kinds, 0
+        try:
+            last = _getframe(depth + route[1])
+        except ValueError:
+            last = None
+        app = None if last is None or last.f_code is not route[2] else last.f_back
+        if app is not None and (kinds.get(app.f_code.co_filename) or _learn(app)) == _APP:
+            return route[3]
+    client = 0
     while frame is not None:
         try:
             kind = kinds[frame.f_code.co_filename]
