@@ -158,7 +158,8 @@ def _wrap_request(
             origin = _origin(session, url)
         if not sampled(origin):
             untraced = Untraced("aiohttp", method.upper(), "", _clock())
-            untraced.url_object, untraced.origin, untraced.on_loop_thread = url, origin, True
+            untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+            untraced.on_loop_thread = True
             try:
                 response = await original(session, method, *args, **kwargs)
             except BaseException as exc:

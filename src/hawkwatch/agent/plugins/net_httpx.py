@@ -288,9 +288,9 @@ def _origin_key(url: Any) -> object:
     return (parsed.scheme, parsed.host, parsed.port)
 
 
-def _untraced(request: Any) -> Untraced:
+def _untraced(request: Any, origin: object) -> Untraced:
     untraced = Untraced("httpx", request.method, "", _clock())
-    untraced.url_object = request.url  # made text on the scheduler thread
+    untraced.url_object, untraced.key = request.url, origin  # text on the scheduler thread
     return untraced
 
 
@@ -357,8 +357,9 @@ class HttpxInstrumentation(Instrumentation):
         original_sync = httpx.Client.send
 
         def send(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-            if not sampled(_origin_key(request.url)):
-                untraced = _untraced(request)  # on_loop_thread: no detector reads it for httpx
+            origin = _origin_key(request.url)
+            if not sampled(origin):
+                untraced = _untraced(request, origin)  # on_loop_thread: no detector reads it
                 try:
                     response = original_sync(client, request, *args, **kwargs)
                 except BaseException as exc:
@@ -380,8 +381,9 @@ class HttpxInstrumentation(Instrumentation):
         original_async = httpx.AsyncClient.send
 
         async def send_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-            if not sampled(_origin_key(request.url)):
-                untraced = _untraced(request)
+            origin = _origin_key(request.url)
+            if not sampled(origin):
+                untraced = _untraced(request, origin)
                 untraced.on_loop_thread = True
                 try:
                     response = await original_async(client, request, *args, **kwargs)

@@ -14,8 +14,9 @@ from __future__ import annotations
 import itertools
 from typing import Final
 
+from hawkwatch.agent.plugins.net_timeline import CLIENTS, Untraced
 from hawkwatch.model.records import NetworkAggregate
-from hawkwatch.model.records.network_aggregate import bucket_of
+from hawkwatch.model.records.network_aggregate import SUB_BUCKETS
 
 AGGREGATE_INTERVAL_S: Final = 10.0
 """Seconds of requests per ``network-aggregate`` window (a process killed hard loses the last)."""
@@ -50,59 +51,109 @@ class Sampler:
 
 
 class _Fold:
-    __slots__ = ("count", "errors", "histogram", "max_ms", "response_bytes", "sum_ms", "traced")
+    """One aggregate being built: totals in ns, histogram by ``bucket_of`` (µs)."""
 
-    def __init__(self) -> None:
+    __slots__ = ("count", "errors", "histogram", "host", "max_ns", "response_bytes", "sum_ns",
+                 "traced")  # fmt: skip
+
+    def __init__(self, host: str) -> None:
+        self.host = host
         self.count = self.errors = self.traced = self.response_bytes = 0
-        self.sum_ms = self.max_ms = 0.0
+        self.sum_ns = self.max_ns = 0
         self.histogram: dict[int, int] = {}
 
 
-def status_class(status: int | None) -> str:
-    return "failed" if status is None else f"{status // 100}xx"
+def status_class(status: object) -> str:
+    return f"{status // 100}xx" if isinstance(status, int) else "failed"
 
 
 class Aggregates:
-    """Every ended request's figures, per (host, method, status class, library), until taken."""
+    """Every ended request's figures, per (host, method, status class, library), until taken.
+
+    Untraced requests are folded by what they carry (``fold``: the sampler's key of their
+    origin, method, status, library, client rank; the host is worked out once per fold), their
+    bucket in integer arithmetic: a few operations each, on the scheduler thread."""
 
     def __init__(self, start: float) -> None:
         self.start = start
-        self._folds: dict[tuple[str, str, int | None, str], _Fold] = {}
+        self._folds: dict[tuple[object, ...], _Fold] = {}
 
     def add(
         self, host: str, method: str, status: int | None, library: str, total_ms: float,
         failed: bool, traced: bool, response_bytes: int | None,
     ) -> None:  # fmt: skip
-        key = (host, method, None if status is None else status // 100, library)
+        """A request known by its record."""
+        key = ("record", host, method, status, library)
         fold = self._folds.get(key)
         if fold is None:
-            fold = self._folds[key] = _Fold()
+            fold = self._folds[key] = _Fold(host)
+        self._count(fold, int(total_ms * 1e6), failed, response_bytes)
+        if traced:
+            fold.traced += 1
+
+    def fold(self, untraced: Untraced, total_ns: int, keep: frozenset[str]) -> None:
+        """An untraced request that gets no record."""
+        key = (untraced.key, untraced.method, untraced.status, untraced.library,
+               untraced.client)  # fmt: skip
+        fold = self._folds.get(key)
+        if fold is None:
+            fold = self._folds[key] = _Fold(untraced.facts(keep)[1])
+        self._count(fold, total_ns, (untraced.status or 0) >= 500, untraced.response_bytes)
+
+    @staticmethod
+    def _count(fold: _Fold, total_ns: int, failed: bool, response_bytes: int | None) -> None:
         fold.count += 1
         if failed:
             fold.errors += 1
-        if traced:
-            fold.traced += 1
         if response_bytes:
             fold.response_bytes += response_bytes
-        fold.sum_ms += total_ms
-        if total_ms > fold.max_ms:
-            fold.max_ms = total_ms
-        bucket = bucket_of(int(total_ms * 1000))
-        fold.histogram[bucket] = fold.histogram.get(bucket, 0) + 1
+        fold.sum_ns += total_ns
+        if total_ns > fold.max_ns:
+            fold.max_ns = total_ns
+        us = total_ns // 1000
+        if us < SUB_BUCKETS:
+            bucket = max(us, 0)
+        else:
+            octave = us.bit_length() - 1
+            bucket = SUB_BUCKETS * octave + ((us >> (octave - 2)) & (SUB_BUCKETS - 1))
+        histogram = fold.histogram
+        histogram[bucket] = histogram.get(bucket, 0) + 1
 
     def take(self, end: float) -> list[NetworkAggregate]:
         """The window's records (none if no request ended), and a new window from ``end``."""
         folds, start = self._folds, self.start
         self._folds, self.start = {}, end
+        merged: dict[tuple[str, str, str, str], _Fold] = {}
+        for key, fold in folds.items():
+            if key[0] == "record":
+                _, host, method, status, library = key
+            else:
+                _, method, status, library, client = key
+                library = library or CLIENTS[client]
+                host = fold.host
+            name = (host, str(method), status_class(status), str(library))
+            into = merged.get(name)
+            if into is None:
+                merged[name] = fold
+                continue
+            into.count += fold.count
+            into.errors += fold.errors
+            into.traced += fold.traced
+            into.response_bytes += fold.response_bytes
+            into.sum_ns += fold.sum_ns
+            into.max_ns = max(into.max_ns, fold.max_ns)
+            for bucket, count in fold.histogram.items():
+                into.histogram[bucket] = into.histogram.get(bucket, 0) + count
         return [
             NetworkAggregate(
-                start=start, end=end, host=host, method=method,
-                status_class="failed" if kind is None else f"{kind}xx", library=library,
-                index=next(_index), count=fold.count, errors=fold.errors, traced=fold.traced,
-                response_bytes=fold.response_bytes, total_ms_sum=round(fold.sum_ms, 3),
-                total_ms_max=fold.max_ms, histogram=tuple(sorted(fold.histogram.items())),
+                start=start, end=end, host=host, method=method, status_class=kind,
+                library=library, index=next(_index), count=fold.count, errors=fold.errors,
+                traced=fold.traced, response_bytes=fold.response_bytes,
+                total_ms_sum=round(fold.sum_ns / 1e6, 3),
+                total_ms_max=round(fold.max_ns / 1e6, 3),
+                histogram=tuple(sorted(fold.histogram.items())),
             )  # fmt: skip
-            for (host, method, kind, library), fold in folds.items()
+            for (host, method, kind, library), fold in merged.items()
         ]
 
     def clear(self, start: float) -> None:

@@ -31,8 +31,10 @@ _clock = time.perf_counter_ns
 #: turn an instance's inline attribute values (3.11, 3.12) into a dictionary, and every access
 #: of the library's own attributes on it slower. ``_hawkwatch_tx``: the request in flight (on
 #: connections and responses); ``_hawkwatch_opened``: phases of an unclaimed connect;
-#: ``_hawkwatch_origin``: a connection's ``scheme://host:port``.
-_CONNECTION_STATE = ("_hawkwatch_tx", "_hawkwatch_opened", "_hawkwatch_origin")
+#: ``_hawkwatch_origin``: a connection's ``scheme://host:port``; ``_hawkwatch_client``: the
+#: client (``Timeline.client``) that made its last traced request, for its untraced ones.
+_CONNECTION_STATE = ("_hawkwatch_tx", "_hawkwatch_opened", "_hawkwatch_origin",
+                     "_hawkwatch_client")  # fmt: skip
 _RESPONSE_STATE = ("_hawkwatch_tx",)
 _READERS = ("read", "readinto", "read1", "readline", "peek")
 
@@ -311,8 +313,9 @@ def _begin(
     if opened is _UNTRACED or (opened is None and not sampled(origin)):
         conn._hawkwatch_opened = None
         untraced = Untraced("", method, url, now)
-        untraced.origin = origin
-        untraced.client = client_of(2)
+        untraced.origin = untraced.key = origin
+        client = conn._hawkwatch_client
+        untraced.client = client_of(2) if client is None else client
         untraced.on_loop_thread = get_loop() is not None
         untraced.stage = "send"
         conn._hawkwatch_tx = untraced
@@ -330,6 +333,7 @@ def _begin(
     else:
         timeline.reused = conn.sock is not None or None
     describe_context(timeline, get_loop, 2)
+    conn._hawkwatch_client = timeline.client
     conn._hawkwatch_tx = timeline
 
 
@@ -346,7 +350,7 @@ def _connect_untraced(
         result = original(conn)
     except BaseException as exc:
         untraced = Untraced("", "", "", start)
-        untraced.origin = _origin(conn)
+        untraced.origin = untraced.key = _origin(conn)
         untraced.client = client_of(2)
         untraced.on_loop_thread = get_loop() is not None
         untraced.stage = "tcp"

@@ -205,7 +205,7 @@ class Untraced:
     set here (the attributes ``Timeline`` shares) costs a slot store each."""
 
     __slots__ = (
-        "client", "error", "failed_phase", "fetch_start", "finished", "library", "method",
+        "client", "error", "failed_phase", "fetch_start", "finished", "key", "library", "method",
         "on_loop_thread", "origin", "request_bytes", "response_bytes", "response_end", "stage",
         "status", "url", "url_object",
     )  # fmt: skip
@@ -217,6 +217,8 @@ class Untraced:
         self.url = url
         self.fetch_start = fetch_start
         self.origin = ""
+        self.key: object = None
+        """The sampler's key of its origin (what the aggregates fold it by)."""
         self.client = 0
         self.on_loop_thread = False
         self.status: int | None = None
@@ -365,6 +367,7 @@ def _end_of_failure(timeline: Timeline) -> int | None:
 #: (index: ``Timeline.client``; 0: none seen, the request was made with http.client itself).
 _CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
 _CLIENT_RANK: Final = {name: rank for rank, name in enumerate(_CLIENTS) if rank}
+CLIENTS: Final = _CLIENTS
 _APP: Final = -1
 _EVENTS: Final = -2
 """``asyncio/events.py``: a library, but its ``Handle._run`` (a loop running a callback) ends

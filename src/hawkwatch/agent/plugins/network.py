@@ -52,7 +52,7 @@ class NetworkMonitor:
         self._ended: deque[Timeline | Untraced] = deque()
         self._sampler = Sampler()
         self._aggregates = Aggregates(time.time())
-        self._slow_ms = NetworkThresholds().slow_ms
+        self._slow_ns = int(NetworkThresholds().slow_ms * 1e6)
         capture = self._failure.capture
         self._stdlib = StdlibInstrumentation(
             self._finish, running_loop, capture, self._sampler.traced
@@ -122,39 +122,29 @@ class NetworkMonitor:
             return
         wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
         popleft = ended.popleft
-        ctx.records.write_many(
-            record
-            for record in (self._account(popleft(), keep, wall_offset) for _ in range(len(ended)))
-            if record is not None
-        )
-
-    def _account(
-        self, ended: Timeline | Untraced, keep: frozenset[str], wall_offset: float
-    ) -> NetworkTransaction | None:
-        """Fold a request into the aggregates; its record if it is to be written: a traced
-        one's, or an untraced one's that failed, was slow or blocked a loop's thread."""
-        add = self._aggregates.add
-        if ended.traced:
-            record = ended.to_record(keep, wall_offset)
-        else:
-            assert isinstance(ended, Untraced)
-            total_ms = (ended.total_ns() + 500) // 1000 / 1000
-            library = ended.library or ended.library_name()
-            if not (
-                ended.error is not None
-                or total_ms >= self._slow_ms
-                or (ended.on_loop_thread and library in BLOCKING_LIBRARIES)
-            ):
-                host = ended.facts(keep)[1]
-                add(host, ended.method, ended.status, library, total_ms,
-                    (ended.status or 0) >= 500, False, ended.response_bytes)  # fmt: skip
-                return None
-            record = ended.to_record(keep, wall_offset)
-        add(record.host, record.method, record.status, record.library,
-            record.phases_ms.total or 0.0,
-            record.error is not None or (record.status or 0) >= 500, record.traced,
-            record.response_bytes)  # fmt: skip
-        return record
+        aggregates, slow_ns = self._aggregates, self._slow_ns
+        records: list[NetworkTransaction] = []
+        for _ in range(len(ended)):
+            item = popleft()
+            if not item.traced:
+                assert isinstance(item, Untraced)
+                end = item.response_end
+                total = 0 if end is None else end - item.fetch_start
+                if not (
+                    item.error is not None
+                    or total >= slow_ns
+                    or (item.on_loop_thread and item.library_name() in BLOCKING_LIBRARIES)
+                ):  # nothing to record: counted and timed only
+                    aggregates.fold(item, total, keep)
+                    continue
+            record = item.to_record(keep, wall_offset)
+            records.append(record)
+            aggregates.add(record.host, record.method, record.status, record.library,
+                           record.phases_ms.total or 0.0,
+                           record.error is not None or (record.status or 0) >= 500,
+                           record.traced, record.response_bytes)  # fmt: skip
+        if records:
+            ctx.records.write_many(records)
 
     def write_aggregates(self) -> None:
         """The window's ``network-aggregate`` records (scheduler thread, and at stop)."""
