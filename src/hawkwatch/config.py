@@ -159,7 +159,9 @@ class NetworkConfig(Options):
     sizes, errors (``network-transaction``). URLs are recorded without query values, userinfo
     or fragments; name parameters whose values are safe and useful in ``keep_query_params``."""
 
-    enabled: bool = _option(True, "time every HTTP request (network-transaction, network-aggregate)")
+    enabled: bool = _option(
+        True, "time every HTTP request (network-transaction, network-aggregate)"
+    )
     keep_query_params: str = _option(
         "", "comma-separated query parameter names whose values are kept (others: [redacted])"
     )

@@ -115,7 +115,9 @@ class AiohttpInstrumentation(Instrumentation):
         self.replace(
             aiohttp.ClientSession,
             "_request",
-            _wrap_request(aiohttp.ClientSession._request, finish, get_loop, on_error, self._sampled),
+            _wrap_request(
+                aiohttp.ClientSession._request, finish, get_loop, on_error, self._sampled
+            ),
         )
         self.replace(
             connector,

@@ -319,7 +319,7 @@ class HttpxInstrumentation(Instrumentation):
     """Wraps ``httpx.Client.send`` and ``httpx.AsyncClient.send`` of an imported ``httpx``;
     httpcore's methods too where ``net_httpcore`` knows them (else: the trace extension)."""
 
-    def install(self, httpx: Any) -> None:
+    def install(self, httpx: Any) -> None:  # noqa: PLR0915 - the wrappers share one closure
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
         sampled = self._sampled
         from hawkwatch.agent.plugins import net_httpcore

@@ -15,7 +15,7 @@ import itertools
 from typing import Final
 
 from hawkwatch.agent.plugins.net_timeline import CLIENTS, Untraced
-from hawkwatch.model.records import NetworkAggregate
+from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
 from hawkwatch.model.records.network_aggregate import SUB_BUCKETS
 
 AGGREGATE_INTERVAL_S: Final = 10.0
@@ -78,17 +78,17 @@ class Aggregates:
         self.start = start
         self._folds: dict[tuple[object, ...], _Fold] = {}
 
-    def add(
-        self, host: str, method: str, status: int | None, library: str, total_ms: float,
-        failed: bool, traced: bool, response_bytes: int | None,
-    ) -> None:  # fmt: skip
+    def add(self, record: NetworkTransaction) -> None:
         """A request known by its record."""
-        key = ("record", host, method, status, library)
+        host, status = record.host, record.status
+        key = ("record", host, record.method, status, record.library)
         fold = self._folds.get(key)
         if fold is None:
             fold = self._folds[key] = _Fold(host)
-        self._count(fold, int(total_ms * 1e6), failed, response_bytes)
-        if traced:
+        failed = record.error is not None or (status or 0) >= 500
+        total_ms = record.phases_ms.total or 0.0
+        self._count(fold, int(total_ms * 1e6), failed, record.response_bytes)
+        if record.traced:
             fold.traced += 1
 
     def fold(self, untraced: Untraced, total_ns: int, keep: frozenset[str]) -> None:
@@ -108,7 +108,7 @@ class Aggregates:
         if response_bytes:
             fold.response_bytes += response_bytes
         fold.sum_ns += total_ns
-        if total_ns > fold.max_ns:
+        if total_ns > fold.max_ns:  # noqa: PLR1730 - max() is a call per request
             fold.max_ns = total_ns
         us = total_ns // 1000
         if us < SUB_BUCKETS:
@@ -127,11 +127,11 @@ class Aggregates:
         for key, fold in folds.items():
             if key[0] == "record":
                 _, host, method, status, library = key
+                name = (str(host), str(method), status_class(status), str(library))
             else:
                 _, method, status, library, client = key
-                library = library or CLIENTS[client]
-                host = fold.host
-            name = (host, str(method), status_class(status), str(library))
+                library = library or CLIENTS[client if isinstance(client, int) else 0]
+                name = (fold.host, str(method), status_class(status), str(library))
             into = merged.get(name)
             if into is None:
                 merged[name] = fold
@@ -146,13 +146,21 @@ class Aggregates:
                 into.histogram[bucket] = into.histogram.get(bucket, 0) + count
         return [
             NetworkAggregate(
-                start=start, end=end, host=host, method=method, status_class=kind,
-                library=library, index=next(_index), count=fold.count, errors=fold.errors,
-                traced=fold.traced, response_bytes=fold.response_bytes,
+                start=start,
+                end=end,
+                host=host,
+                method=method,
+                status_class=kind,
+                library=library,
+                index=next(_index),
+                count=fold.count,
+                errors=fold.errors,
+                traced=fold.traced,
+                response_bytes=fold.response_bytes,
                 total_ms_sum=round(fold.sum_ns / 1e6, 3),
                 total_ms_max=round(fold.max_ns / 1e6, 3),
                 histogram=tuple(sorted(fold.histogram.items())),
-            )  # fmt: skip
+            )
             for (host, method, kind, library), fold in merged.items()
         ]
 

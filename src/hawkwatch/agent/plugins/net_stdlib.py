@@ -189,7 +189,7 @@ class StdlibInstrumentation(Instrumentation):
 
         def putrequest(conn: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             try:
-                _begin(conn, method, url, finish, get_loop, sampled)
+                _begin(conn, method, url, finish, get_loop, sampled=sampled)
             except Exception as exc:  # never into the app's request
                 on_error(exc)
             return original(conn, method, url, *args, **kwargs)
@@ -296,6 +296,7 @@ def _begin(
     url: str,
     finish: Finish,
     get_loop: Callable[[], object | None],
+    *,
     sampled: Sampled,
 ) -> None:
     """A request starts on ``conn``: take over the phases of the connect that preceded it.

@@ -139,10 +139,7 @@ class NetworkMonitor:
                     continue
             record = item.to_record(keep, wall_offset)
             records.append(record)
-            aggregates.add(record.host, record.method, record.status, record.library,
-                           record.phases_ms.total or 0.0,
-                           record.error is not None or (record.status or 0) >= 500,
-                           record.traced, record.response_bytes)  # fmt: skip
+            aggregates.add(record)
         if records:
             ctx.records.write_many(records)
 
