@@ -152,11 +152,13 @@ class AiohttpInstrumentation(Instrumentation):
 
             def _response_eof(response: Any) -> Any:
                 hop = response._hawkwatch_tx
-                if hop is not None and not hop.traced:
-                    try:
-                        _end_untraced(response, hop, finish)
-                    except Exception as exc:
-                        on_error(exc)
+                if hop is not None and not hop.traced:  # see ``_end_untraced``, inlined
+                    response._hawkwatch_tx = None
+                    if not hop.finished:
+                        hop.response_end = _clock()
+                        hop.response_bytes = getattr(response.content, "total_bytes", None)
+                        hop.finished = True
+                        finish(hop)
                 return original_eof(response)
 
             self.replace(response_class, "_response_eof", _response_eof)
@@ -383,10 +385,11 @@ def _end_untraced(response: Any, untraced: Untraced, finish: Finish) -> None:
 
 def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
     def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            _end(response, finish)
-        except Exception as exc:
-            on_error(exc)
+        if response._hawkwatch_tx is not None:  # else nothing to end: no call
+            try:
+                _end(response, finish)
+            except Exception as exc:
+                on_error(exc)
         return original(response, *args, **kwargs)
 
     return ending
