@@ -225,8 +225,19 @@ class StdlibInstrumentation(Instrumentation):
             if timeline is None:
                 return original(conn)
             conn._hawkwatch_tx = None
-            if not timeline.traced:
-                return _untraced_response(conn, original, timeline, finish)
+            if not timeline.traced:  # only its status, and where its body ends
+                timeline.stage = "ttfb"
+                try:
+                    response = original(conn)
+                except BaseException as exc:
+                    _failed(timeline, exc, finish)
+                    raise
+                timeline.status = response.status
+                if response.fp is None:
+                    _ended(timeline, finish)
+                else:
+                    response._hawkwatch_tx = timeline
+                return response
             timeline.request_end = _clock()
             try:
                 response = original(conn)
@@ -316,7 +327,9 @@ def _begin(
         untraced = Untraced("", method, url, now)
         untraced.origin = untraced.key = origin
         client = conn._hawkwatch_client
-        untraced.client = client_of(2) if client is None else client
+        if client is None:
+            client = conn._hawkwatch_client = client_of(2)
+        untraced.client = client
         untraced.on_loop_thread = get_loop() is not None
         untraced.stage = "send"
         conn._hawkwatch_tx = untraced
@@ -359,22 +372,6 @@ def _connect_untraced(
         raise
     conn._hawkwatch_opened = _UNTRACED
     return result
-
-
-def _untraced_response(conn: Any, original: Any, untraced: Untraced, finish: Finish) -> Any:
-    """``getresponse`` of an untraced request: its status, and where its body ends."""
-    untraced.stage = "ttfb"
-    try:
-        response = original(conn)
-    except BaseException as exc:
-        _failed(untraced, exc, finish)
-        raise
-    untraced.status = response.status
-    if response.fp is None:
-        _ended(untraced, finish)
-    else:
-        response._hawkwatch_tx = untraced
-    return response
 
 
 def _failed(timeline: Timeline | Untraced, exc: BaseException, finish: Finish) -> None:

@@ -518,15 +518,19 @@ def client_of(depth: int) -> int:
         app = None if last is None or last.f_code is not route[2] else last.f_back
         if app is not None and (kinds.get(app.f_code.co_filename) or _learn(app)) == _APP:
             return route[3]
-    client = 0
+    start, client, walked, last_code = frame, 0, 0, None
     while frame is not None:
         try:
             kind = kinds[frame.f_code.co_filename]
         except KeyError:
             kind = _learn(frame)
         if kind < 0:
+            if kind == _APP and walked >= _ROUTE_MIN:
+                _learn_route(start, walked, last_code, client)  # the next one jumps
             break
         if kind > client:  # noqa: PLR1730 - max() is a call per frame
             client = kind
+        last_code = frame.f_code
+        walked += 1
         frame = frame.f_back
     return client
