@@ -33,7 +33,8 @@ from itertools import chain
 from typing import Any, Final
 
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
-from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced, describe_context
+from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"

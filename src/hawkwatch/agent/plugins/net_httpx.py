@@ -22,7 +22,8 @@ from typing import Any, Final
 
 from hawkwatch.agent.plugins import net_stdlib
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
-from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced, describe_context
+from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 _clock = time.perf_counter_ns
 

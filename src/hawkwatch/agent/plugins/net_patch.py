@@ -12,7 +12,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced
+from hawkwatch.agent.plugins.net_timeline import Timeline
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 Finish = Callable[[Timeline | Untraced], None]
 OnError = Callable[[Exception], None]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import itertools
 from typing import Final
 
-from hawkwatch.agent.plugins.net_timeline import CLIENTS, Untraced
+from hawkwatch.agent.plugins.net_timeline import CLIENTS
+from hawkwatch.agent.plugins.net_untraced import Untraced
 from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
 from hawkwatch.model.records.network_aggregate import SUB_BUCKETS
 

@@ -22,7 +22,8 @@ from itertools import chain
 from typing import Any
 
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, Sampled
-from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced, client_of, describe_context
+from hawkwatch.agent.plugins.net_timeline import Timeline, client_of, describe_context
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 _local = threading.local()
 _clock = time.perf_counter_ns

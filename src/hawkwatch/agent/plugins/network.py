@@ -29,7 +29,8 @@ from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.plugins.net_patch import Instrumentation
 from hawkwatch.agent.plugins.net_sampling import AGGREGATE_INTERVAL_S, Aggregates, Sampler
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
-from hawkwatch.agent.plugins.net_timeline import Timeline, Untraced
+from hawkwatch.agent.plugins.net_timeline import Timeline
+from hawkwatch.agent.plugins.net_untraced import Untraced
 from hawkwatch.model.network import BLOCKING_LIBRARIES, NetworkThresholds
 from hawkwatch.model.records import NetworkTransaction
 
