@@ -4,13 +4,17 @@ does not move.
 Run: python benchmarks/network_instructions.py [--requests 300] [--families ...]
 
 The client of ``network_overhead.py`` (``workloads/net_client.py``, against the same loopback
-aiohttp server) runs under ``valgrind --tool=callgrind``, once with the network monitor off and
-once on. Only the timed loop is counted: callgrind zeroes its counters at ``os.getppid()`` just
+aiohttp server) runs under ``valgrind --tool=callgrind``, with the network monitor off, on with
+every request left untraced (``untraced``: the path of a request the head sampling leaves out:
+counted and timed only), on with every request traced (``traced``: ``sample_every = 1``, the
+full cost) and on as configured by default (``sampled``: after the host's warm-up, 1 in 16
+traced). Only the timed loop is counted: callgrind zeroes its counters at ``os.getppid()`` just
 before it and dumps them at ``os.getpgrp()`` just after, all threads together (the scheduler
 thread's record writing included; the agent's periodic monitors are off in both arms so that
-nothing else runs on a timer). Printed per family: instructions per request off and on, the
-difference, and the ratio: the CPU cost of the monitor on a machine where one instruction costs
-what it costs elsewhere in the client. For httpx and aiohttp a third arm, ``hooks``, runs with
+nothing else runs on a timer). Printed per family: instructions per request off, and added per
+request by each arm on (with its ratio to off): the CPU cost of the monitor on a machine where
+one instruction costs what it costs elsewhere in the client. With ``--hooks``, for httpx and
+aiohttp another arm, ``hooks``, runs with
 the monitor off but the library's extension point in use with callbacks that do nothing: the
 share of the cost that is the library's own (``hooks`` column, as added over ``off``). The
 server is not under valgrind.
@@ -33,6 +37,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FAMILIES = ("http.client", "requests", "httpx", "httpx-async", "aiohttp")
 HOOKED = ("httpx", "httpx-async", "aiohttp")  # families timed through a library's own hooks
+#: Column name: the arm of ``workloads/net_client.py``.
+ARMS = {"untraced": "untraced", "traced": "full", "sampled": "on"}
 
 
 def instructions(family: str, url: str, count: int, arm: str, env: dict[str, str]) -> float:
@@ -95,6 +101,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--breakdown", action="store_true", help="instructions per step")
+    parser.add_argument("--hooks", action="store_true", help="also the library's own hooks")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -110,17 +117,19 @@ def main() -> None:
         if args.breakdown:
             breakdown(args.families.split(","), url, args.requests, env)
             return
-        print(f"{'family':<12} {'instr/req off':>14} {'on':>10} {'added':>9} {'ratio':>8}"
-              f" {'hooks':>9}")  # fmt: skip
+        print(f"{'family':<12} {'instr/req off':>14} " + " ".join(
+            f"{arm + ' added':>18}" for arm in ARMS
+        ) + (f" {'hooks':>18}" if args.hooks else ""))  # fmt: skip
         for family in args.families.split(","):
             off = instructions(family, url, args.requests, "off", env)
-            on = instructions(family, url, args.requests, "on", env)
-            hooks = ""
-            if family in HOOKED:
+            cells = []
+            for arm in ARMS.values():
+                added = instructions(family, url, args.requests, arm, env) - off
+                cells.append(f"{added:>+9,.0f} ({added / off:+6.1%})")
+            if args.hooks and family in HOOKED:
                 added = instructions(family, url, args.requests, "hooks", env) - off
-                hooks = f"{added:>+9,.0f} ({added / off:+.1%})"
-            print(f"{family:<12} {off:>14,.0f} {on:>10,.0f} {on - off:>+9,.0f} "
-                  f"{on / off - 1:>+8.1%} {hooks}")  # fmt: skip
+                cells.append(f"{added:>+9,.0f} ({added / off:+6.1%})")
+            print(f"{family:<12} {off:>14,.0f} " + " ".join(f"{c:>18}" for c in cells))
     finally:
         server.kill()
         server.wait()

@@ -1,8 +1,12 @@
 """One arm of the network benchmark: N GET requests through one client family, timed.
 
-Usage: python net_client.py FAMILY URL N on|off|hooks [quiet]. Starts the agent with the
-network monitor on or off (every other monitor alike in both arms), warms up, then prints
-requests per second and the client's CPU µs per request. ``hooks``: the monitor off, but the
+Usage: python net_client.py FAMILY URL N on|full|untraced|off|hooks [quiet]. Starts the agent
+with the network monitor on or off (every other monitor alike in all arms), warms up (past the
+host's sampling warm-up), then prints requests per second and the client's CPU µs per request.
+``on``: the default configuration (head sampling: 1 request in ``network.sample_every`` traced
+after the warm-up); ``full``: every request traced (``network.sample_every = 1``, the cost
+before sampling); ``untraced``: no request traced (each only counted and timed: the untraced
+path alone). ``hooks``: the monitor off, but the
 library's own extension point in use with callbacks that do nothing (httpx: a ``trace``
 extension on each request; aiohttp: a ``TraceConfig`` on the signals the monitor listens to):
 what the library costs before the monitor does anything. ``quiet``
@@ -23,7 +27,13 @@ import hawkwatch
 
 family, url, count, arm = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 quiet = sys.argv[5:] == ["quiet"]
-options = {"network.enabled": arm == "on", "stall.enabled": False}
+options: dict[str, object] = {
+    "network.enabled": arm in ("on", "full", "untraced"), "stall.enabled": False
+}
+if arm == "full":
+    options["network.sample_every"] = 1
+elif arm == "untraced":
+    options["network.sample_warmup"], options["network.sample_every"] = 0, 10**9
 if quiet:  # nothing periodic but the network monitor's own writing: counts that repeat
     for name in ("resources", "cpu", "memory", "gc", "crash"):
         options[f"{name}.enabled"] = False
@@ -113,7 +123,7 @@ def run(n: int) -> float:
     return sync_run(n)
 
 
-run(max(count // 10, 20))  # warm-up: imports, connections, caches
+run(max(count // 10, 80))  # warm-up: imports, connections, caches, the host's sampling warm-up
 if quiet:
     time.sleep(0.5)  # the warm-up's records are written before counting starts
     os.getppid()  # callgrind: --zero-before=os_getppid

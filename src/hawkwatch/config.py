@@ -159,9 +159,23 @@ class NetworkConfig(Options):
     sizes, errors (``network-transaction``). URLs are recorded without query values, userinfo
     or fragments; name parameters whose values are safe and useful in ``keep_query_params``."""
 
-    enabled: bool = _option(True, "record every HTTP request in network-transaction")
+    enabled: bool = _option(
+        True, "time every HTTP request (network-transaction, network-aggregate)"
+    )
     keep_query_params: str = _option(
         "", "comma-separated query parameter names whose values are kept (others: [redacted])"
+    )
+    sample_warmup: int = _option(
+        64,
+        "per host (scheme://host:port), the first requests traced in full: a script or test "
+        "makes fewer and keeps every detail; a service is past it in seconds",
+        0,
+    )
+    sample_every: int = _option(
+        16,
+        "after the warm-up, 1 request in this many per host traced in full (1: all); every "
+        "request is still counted and timed in network-aggregate",
+        1,
     )
 
 

@@ -84,3 +84,46 @@ def test_secrets_never_reach_the_session_and_the_view_shows_the_requests(runner:
     console = runner.hawkwatch("network", str(session.path))
     assert console.returncode == 0
     assert "failing-host" in console.stdout and "HTTP requests: 5" in console.stdout
+
+
+REFUSED = """
+import socket
+spare = socket.socket()
+spare.bind(("127.0.0.1", 0))
+closed_port = spare.getsockname()[1]
+spare.close()  # nothing listens there: refused
+try:
+    session.get(f"http://user:s3cr3t-pass@127.0.0.1:{closed_port}/x?token=hunter2-token#frag-private",
+                headers={"Authorization": "Bearer-abc123", "Cookie": "id=session-cookie-xyz"})
+except requests.ConnectionError:
+    pass
+print("app done")
+"""
+
+
+def test_untraced_requests_leak_no_secret_and_are_all_counted(runner: Runner) -> None:
+    """With head sampling tracing none of them, the requests are still counted, the failing one
+    still recorded (untraced), and no secret reaches the session folder on that path either."""
+    app = runner.script("app.py", APP.replace('print("app done")\n', REFUSED))
+    result = runner.hawkwatch("run", "--", sys.executable, str(app),
+                              HAWKWATCH_NETWORK_SAMPLE_WARMUP="0",
+                              HAWKWATCH_NETWORK_SAMPLE_EVERY="1000")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    session = runner.only_session()
+    for path in session.path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in SECRETS:
+                assert secret.encode() not in data, f"{secret} in {path.name}"
+
+    shown = runner.hawkwatch("network", str(session.path), "--json")
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    (failed,) = report["requests"]
+    assert failed["traced"] is False and failed["error"] == "ConnectionRefusedError"
+    assert failed["url"].endswith("/x?token=[redacted]") and "@" not in failed["url"]
+    assert (report["counted"], report["sampled"]) == (6, True)
+    hosts = {h["host"].split(":")[0]: h for h in report["hosts"]}
+    assert (hosts["localhost"]["count"], hosts["localhost"]["errors"]) == (3, 3)
+    assert hosts["localhost"]["traced"] == 0
+    assert "failing-host" in {f["type"] for f in report["findings"]}

@@ -65,7 +65,7 @@ def test_run_records_every_collection_with_plausible_values(runner: Runner, busy
     # stalls and CPU episodes need a stall or a minute of high load; the profiler is off
     occasional = {c.HAWKWATCH_ERROR, c.ANR, c.HANG_KILL, c.STORE_DROPPED, c.IO_ISSUE}
     occasional |= {c.CPU_HIGHLOAD, c.CPU_HIGHLOAD_STACKFRAME, c.CPU_PROFILE}
-    occasional |= {c.NETWORK_TRANSACTION}  # the app makes no HTTP request
+    occasional |= {c.NETWORK_TRANSACTION, c.NETWORK_AGGREGATE}  # the app makes no HTTP request
     occasional |= {c.CRASH, c.MEMORY_LEVEL}  # a crash; memory crossing 25 % of the limit
     # memory tracing needs a steady rise over a minute, or --memory (tests/e2e/test_memory_run)
     occasional |= {c.MEMORY_GROWTH, c.MEMORY_TRACE, c.MEMORY_SNAPSHOT}

@@ -11,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from hawkwatch.analysis.series import quantile
-from hawkwatch.model.network import (
-    HostStats,
-    NetworkFinding,
-    NetworkReport,
-    NetworkThresholds,
-)
+from hawkwatch.analysis.series import quantile, weighted_quantile
+from hawkwatch.model.network import HostStats, NetworkFinding, NetworkReport, NetworkThresholds
+from hawkwatch.model.network_rules import BLOCKING_LIBRARIES
 from hawkwatch.model.records.network import PHASES, NetworkTransaction
+from hawkwatch.model.records.network_aggregate import NetworkAggregate, bucket_bounds
 
-#: Clients that block the calling thread: on a loop's thread they stall every task.
-BLOCKING_LIBRARIES: Final = frozenset({"requests", "urllib3", "urllib.request", "http.client"})
 _TIMED_PHASES: Final = tuple(phase for phase in PHASES if phase != "total")
 
 
@@ -31,20 +26,25 @@ def build_network_report(
     *,
     max_slowest: int = 10,
     rejected: int = 0,
+    aggregates: Iterable[NetworkAggregate] = (),
 ) -> NetworkReport:
-    """The report of a session's requests (``thresholds``: the detectors' defaults if None)."""
+    """The report of a session's requests (``thresholds``: the detectors' defaults if None);
+    with the agent's ``aggregates``, per-host figures count every request, traced or not."""
     thresholds = thresholds or NetworkThresholds()
     requests = tuple(sorted(transactions, key=lambda t: (t.start, t.index)))
+    hosts = host_stats(requests, tuple(aggregates))
     slowest = sorted(
         (i for i, t in enumerate(requests) if t.phases_ms.total is not None),
         key=lambda i: -(requests[i].phases_ms.total or 0.0),
     )
     return NetworkReport(
         requests=requests,
-        hosts=host_stats(requests),
-        findings=tuple(find_problems(requests, thresholds)),
+        hosts=hosts,
+        findings=tuple(find_problems(requests, thresholds, hosts)),
         slowest=tuple(slowest[:max_slowest]),
         rejected=rejected,
+        counted=sum(h.count for h in hosts),
+        sampled=any(h.sampled for h in hosts),
     )
 
 
@@ -53,12 +53,25 @@ def failed(transaction: NetworkTransaction) -> bool:
     return transaction.error is not None or (transaction.status or 0) >= 500
 
 
-def host_stats(requests: tuple[NetworkTransaction, ...]) -> tuple[HostStats, ...]:
+def host_stats(
+    requests: tuple[NetworkTransaction, ...], aggregates: tuple[NetworkAggregate, ...] = ()
+) -> tuple[HostStats, ...]:
+    """Per-host figures: from the records, or, for a host whose aggregates counted requests
+    that were not traced, count, errors, quantiles and bytes received from the aggregates."""
     by_host: dict[str, list[NetworkTransaction]] = {}
     for request in requests:
         by_host.setdefault(request.host, []).append(request)
+    counted: dict[str, list[NetworkAggregate]] = {}
+    for aggregate in aggregates:
+        counted.setdefault(aggregate.host, []).append(aggregate)
+        by_host.setdefault(aggregate.host, [])
     stats = []
     for host, members in by_host.items():
+        traced = sum(1 for m in members if m.traced)
+        folds = counted.get(host, [])
+        if sum(f.count for f in folds) > traced:
+            stats.append(_sampled_host(host, members, folds, traced))
+            continue
         totals = [m.phases_ms.total for m in members if m.error is None and m.phases_ms.total]
         errors = sum(1 for m in members if failed(m))
         stats.append(
@@ -72,10 +85,40 @@ def host_stats(requests: tuple[NetworkTransaction, ...]) -> tuple[HostStats, ...
                 request_bytes=sum(m.request_bytes or 0 for m in members),
                 response_bytes=sum(m.response_bytes or 0 for m in members),
                 reused=sum(1 for m in members if m.reused),
+                traced=traced,
             )
         )
     stats.sort(key=lambda s: (-s.count, s.host))
     return tuple(stats)
+
+
+def _sampled_host(
+    host: str, members: list[NetworkTransaction], folds: list[NetworkAggregate], traced: int
+) -> HostStats:
+    count = sum(f.count for f in folds)
+    errors = sum(f.errors for f in folds)
+    middles: list[float] = []  # each bucket's middle (ms), weighted by its requests
+    weights: list[float] = []
+    for fold in folds:
+        if fold.status_class == "failed":
+            continue  # as without sampling: times of requests that completed
+        for bucket, number in fold.histogram:
+            low, high = bucket_bounds(bucket)
+            middles.append((low + high) / 2000)
+            weights.append(float(number))
+    return HostStats(
+        host=host,
+        count=count,
+        errors=errors,
+        error_rate=errors / count,
+        p50_ms=weighted_quantile(middles, weights, 0.5) if middles else None,
+        p95_ms=weighted_quantile(middles, weights, 0.95) if middles else None,
+        request_bytes=sum(m.request_bytes or 0 for m in members),
+        response_bytes=sum(f.response_bytes for f in folds),
+        reused=sum(1 for m in members if m.reused),
+        traced=traced,
+        sampled=True,
+    )
 
 
 def dominant_phase(transaction: NetworkTransaction) -> tuple[str, float] | None:
@@ -89,11 +132,15 @@ def dominant_phase(transaction: NetworkTransaction) -> tuple[str, float] | None:
 
 
 def find_problems(
-    requests: tuple[NetworkTransaction, ...], thresholds: NetworkThresholds
+    requests: tuple[NetworkTransaction, ...],
+    thresholds: NetworkThresholds,
+    hosts: tuple[HostStats, ...] = (),
 ) -> list[NetworkFinding]:
+    """What looks wrong; ``hosts`` (``host_stats``): the failing-host rule counts every request
+    of a sampled host, not only the recorded ones."""
     findings: list[NetworkFinding] = []
     findings += _slow(requests, thresholds)
-    findings += _failing_hosts(requests, thresholds)
+    findings += _failing_hosts(requests, thresholds, {h.host: h for h in hosts if h.sampled})
     findings += _duplicates(requests, thresholds)
     for i, request in enumerate(requests):
         size = request.response_bytes or 0
@@ -132,19 +179,23 @@ def _slow(requests: tuple[NetworkTransaction, ...], th: NetworkThresholds) -> li
 
 
 def _failing_hosts(
-    requests: tuple[NetworkTransaction, ...], th: NetworkThresholds
+    requests: tuple[NetworkTransaction, ...],
+    th: NetworkThresholds,
+    sampled: dict[str, HostStats],
 ) -> list[NetworkFinding]:
-    by_host: dict[str, list[int]] = {}
+    by_host: dict[str, list[int]] = {host: [] for host in sampled}
     for i, request in enumerate(requests):
         by_host.setdefault(request.host, []).append(i)
     found = []
     for host, indexes in by_host.items():
         bad = [i for i in indexes if failed(requests[i])]
-        if len(indexes) >= th.failing_min_requests and len(bad) / len(indexes) >= th.failing_rate:
+        stats = sampled.get(host)
+        count, errors = (len(indexes), len(bad)) if stats is None else (stats.count, stats.errors)
+        if count >= th.failing_min_requests and errors / count >= th.failing_rate:
             kinds = sorted({requests[i].error or f"HTTP {requests[i].status}" for i in bad})
             found.append(NetworkFinding(
                 "failing-host",
-                f"{host}: {len(bad)} of {len(indexes)} requests failed ({', '.join(kinds)})",
+                f"{host}: {errors} of {count} requests failed ({', '.join(kinds) or '5xx'})",
                 tuple(bad),
             ))  # fmt: skip
     return found

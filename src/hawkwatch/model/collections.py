@@ -41,6 +41,7 @@ STORE_DROPPED: Final = "store-dropped"
 HANG_KILL: Final = "hang-kill"
 CPU_PROFILE: Final = "cpu-profile"
 NETWORK_TRANSACTION: Final = "network-transaction"
+NETWORK_AGGREGATE: Final = "network-aggregate"
 IO_ISSUE: Final = "io-issue"
 #: Folder of ``cpu-profile`` windows too large for a record (``<key>.json`` each).
 CPU_PROFILE_DIR: Final = "cpu-profile"
@@ -76,6 +77,7 @@ AGENT_COLLECTIONS: Final = (
     CPU_HIGHLOAD_STACKFRAME,
     CPU_PROFILE,
     NETWORK_TRANSACTION,
+    NETWORK_AGGREGATE,
     IO_ISSUE,
     CRASH,
     EXIT_CLASSIFICATION,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from hawkwatch.model.network_rules import SLOW_REQUEST_MS
 from hawkwatch.model.records.network import NetworkTransaction
 
 NETWORK_FORMAT: Final = "hawkwatch-network"
@@ -26,11 +27,19 @@ FindingType = Literal[
 ]
 
 
+#: Findings that need a request's phases or call details, so see only traced requests when the
+#: agent sampled: the others (slow requests, failing hosts, a blocking client on a loop's
+#: thread) see every request (an untraced one is recorded when it is slow, failed or blocked).
+TRACED_ONLY_FINDINGS: Final = (
+    "duplicate-request", "large-response", "slow-dns", "no-connection-reuse",
+)  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class NetworkThresholds:
     """When a request or host is worth a finding; every detector's knob in one place."""
 
-    slow_ms: float = 1000.0
+    slow_ms: float = SLOW_REQUEST_MS
     failing_min_requests: int = 3
     failing_rate: float = 0.2
     duplicate_window_s: float = 1.0
@@ -41,7 +50,13 @@ class NetworkThresholds:
 
 @dataclass(frozen=True, slots=True)
 class HostStats:
-    """Requests to one ``host:port``; times in ms over requests that completed."""
+    """Requests to one ``host:port``; times in ms over requests that completed.
+
+    ``sampled``: the agent traced only some of them (head sampling); ``count``, ``errors``,
+    ``error_rate``, ``p50_ms``/``p95_ms`` (from a histogram: within 25 %) and
+    ``response_bytes`` then cover every request (``network-aggregate``), while ``reused`` and
+    ``request_bytes`` come from the ``traced`` requests only.
+    """
 
     host: str
     count: int
@@ -52,6 +67,9 @@ class HostStats:
     request_bytes: int
     response_bytes: int
     reused: int
+    traced: int = 0
+    """Requests traced in full (their phases are known)."""
+    sampled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +90,8 @@ class NetworkReport:
     findings: tuple[NetworkFinding, ...]
     slowest: tuple[int, ...]
     rejected: int = 0
+    counted: int = 0
+    """Every request the agent counted (traced or not); ``len(requests)`` without sampling."""
+    sampled: bool = False
+    """Some requests were not traced: the findings in ``TRACED_ONLY_FINDINGS`` saw only the
+    traced ones (and the untraced ones recorded because they failed or were slow)."""

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from hawkwatch.model.network import NetworkReport
+from hawkwatch.model.network import TRACED_ONLY_FINDINGS, NetworkReport
 from hawkwatch.model.records import NetworkTransaction
 
 BAR_WIDTH: Final = 24
@@ -31,15 +31,24 @@ _GLYPHS: Final = (
 
 def render(report: NetworkReport, file: TextIO, width: int | None = None) -> None:
     console = Console(file=file, width=width, markup=False, emoji=False, highlight=False)
-    if not report.requests:
+    if not report.requests and not report.hosts:
         console.print("No HTTP requests recorded.")
         return
     console.print(_hosts(report))
+    if report.sampled:
+        console.print(
+            f"Sampled: {report.counted:,} requests counted and timed, "
+            f"{sum(h.traced for h in report.hosts):,} traced in full; hosts marked * show "
+            "every request's count, errors, p50/p95 (from a histogram, within 25 %) and bytes "
+            "received, their reuse and bytes sent only of the traced ones. Findings "
+            f"{', '.join(TRACED_ONLY_FINDINGS)} saw only traced requests."
+        )
     console.print()
     if report.findings:
         console.print(_findings(report))
         console.print()
-    console.print(_waterfall(report))
+    if report.slowest:
+        console.print(_waterfall(report))
     if report.rejected:
         console.print(f"{report.rejected} network records could not be read and are left out.")
 
@@ -49,13 +58,14 @@ def _ms(value: float | None) -> str:
 
 
 def _hosts(report: NetworkReport) -> Table:
-    table = Table(title=f"HTTP requests: {len(report.requests)}", box=box.SIMPLE_HEAD)
+    count = report.counted or len(report.requests)
+    table = Table(title=f"HTTP requests: {count}", box=box.SIMPLE_HEAD)
     table.add_column("host", no_wrap=True)
     for heading in ("reqs", "p50 ms", "p95 ms", "errors", "reused", "sent", "recv"):
         table.add_column(heading, justify="right", no_wrap=True)
     for host in report.hosts:
         table.add_row(
-            host.host,
+            host.host + (" *" if host.sampled else ""),
             str(host.count),
             _ms(host.p50_ms),
             _ms(host.p95_ms),

@@ -4,7 +4,12 @@
 Each request: ``method, url, status, http_version, library, reused, phases_ms {queue, dns, tcp,
 tls, send, ttfb, receive, total}`` (null when a phase did not happen), ``request_bytes,
 response_bytes, error, failed_phase`` plus ``start, host, thread, task, on_loop_thread, frames
-[{function, file, line}] (innermost first), redirect_to``. Findings name requests by index.
+[{function, file, line}] (innermost first), redirect_to, traced`` (false: not traced by the
+agent's sampling, recorded because it failed or was slow: only ``total`` is known of its
+phases). Findings name requests by index. Each host adds ``traced`` and ``sampled`` (its
+figures cover every request, counted by the agent, though only ``traced`` were traced); the
+report adds ``counted`` (every request) and ``sampled``, and, when sampled,
+``traced_only_findings``: the finding types that saw only traced requests.
 """
 
 from __future__ import annotations
@@ -14,7 +19,12 @@ from typing import Any
 
 import msgspec
 
-from hawkwatch.model.network import NETWORK_FORMAT, NETWORK_VERSION, NetworkReport
+from hawkwatch.model.network import (
+    NETWORK_FORMAT,
+    NETWORK_VERSION,
+    TRACED_ONLY_FINDINGS,
+    NetworkReport,
+)
 from hawkwatch.model.records import NetworkTransaction
 
 
@@ -28,6 +38,7 @@ def request_dict(request: NetworkTransaction) -> dict[str, Any]:
     for name in ("status", "http_version", "reused", "request_bytes", "response_bytes", "error",
                  "failed_phase"):  # fmt: skip
         data.setdefault(name, None)
+    data["traced"] = request.traced
     return data
 
 
@@ -43,5 +54,8 @@ def to_json_dict(report: NetworkReport) -> dict[str, Any]:
         ],
         "slowest": list(report.slowest),
         "rejected": report.rejected,
+        "counted": report.counted,
+        "sampled": report.sampled,
+        "traced_only_findings": list(TRACED_ONLY_FINDINGS) if report.sampled else [],
     }
 

@@ -32,8 +32,9 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any, Final
 
-from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 _clock = time.perf_counter_ns
 _TX = "_hawkwatch_tx"
@@ -115,7 +116,9 @@ class AiohttpInstrumentation(Instrumentation):
         self.replace(
             aiohttp.ClientSession,
             "_request",
-            _wrap_request(aiohttp.ClientSession._request, finish, get_loop, on_error),
+            _wrap_request(
+                aiohttp.ClientSession._request, finish, get_loop, on_error, self._sampled
+            ),
         )
         self.replace(
             connector,
@@ -130,7 +133,13 @@ class AiohttpInstrumentation(Instrumentation):
         finish, on_error = self._finish, self._on_error
         original_read = response_class.read
 
-        async def read(response: Any) -> Any:
+        def read(response: Any) -> Any:
+            hop = response._hawkwatch_tx
+            if hop is None or not hop.traced:  # untraced: ends at its body's end of file
+                return original_read(response)
+            return read_traced(response)
+
+        async def read_traced(response: Any) -> Any:
             body = await original_read(response)
             hop = response._hawkwatch_tx
             if hop is not None and hop.response_bytes is None:
@@ -139,18 +148,64 @@ class AiohttpInstrumentation(Instrumentation):
             return body
 
         self.replace(response_class, "read", read)
+        if callable(getattr(response_class, "_response_eof", None)):
+            original_eof = response_class._response_eof
+
+            def _response_eof(response: Any) -> Any:
+                hop = response._hawkwatch_tx
+                if hop is not None and not hop.traced:  # see ``_end_untraced``, inlined
+                    response._hawkwatch_tx = None
+                    if not hop.finished:
+                        hop.response_end = _clock()
+                        hop.response_bytes = getattr(response.content, "total_bytes", None)
+                        hop.finished = True
+                        finish(hop)
+                return original_eof(response)
+
+            self.replace(response_class, "_response_eof", _response_eof)
         for name in ("release", "close"):
             original = getattr(response_class, name)
             self.replace(response_class, name, _ending(original, finish, on_error))
 
 
 def _wrap_request(
-    original: Any, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+    original: Any,
+    finish: Finish,
+    get_loop: Callable[[], object | None],
+    on_error: OnError,
+    sampled: Sampled,
 ) -> Callable[..., Any]:
     async def _request(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
+        url = args[0] if args else kwargs.get("str_or_url")
+        try:
+            origin = _origins.get(url) if type(url) is str else None
+            if origin is None:
+                origin = _origin(session, url)
+            traced = sampled(origin)
+        except Exception as exc:  # never into the request
+            on_error(exc)
+            return await original(session, method, *args, **kwargs)
+        if not traced:
+            untraced = Untraced("aiohttp", method.upper(), "", _clock())
+            untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+            untraced.on_loop_thread = True
+            try:
+                response = await original(session, method, *args, **kwargs)
+            except BaseException as exc:
+                untraced.fail(exc)
+                untraced.finished = True
+                finish(untraced)
+                raise
+            untraced.status = response.status
+            if getattr(response, "_closed", False):  # the body came with the head: ended
+                _end_untraced(response, untraced, finish)
+            else:  # ends with its body (``_response_eof``), or when released or closed
+                response._hawkwatch_tx = untraced
+            return response
         previous = _current.get()
         try:
             hop = _Hop("aiohttp", method.upper(), "")
+            hop.url_object, hop.origin = url, origin  # ``send`` puts the request's own URL
             describe_context(hop, get_loop, 1)
             _current.set(hop)
         except Exception as exc:  # never into the request
@@ -170,11 +225,38 @@ def _wrap_request(
     return _request
 
 
+_origins: dict[str, str] = {}
+"""``scheme://host:port`` by absolute URL text: the same URLs come again and again."""
+
+
+def _origin(session: Any, url: Any) -> str:
+    """The sampler's key of a request: ``scheme://host:port`` of its URL (or the session's
+    base URL for a relative one); the URL text when it cannot be parsed."""
+    text = str(url)
+    scheme, found, rest = text.partition("://")
+    if not found:
+        base = getattr(session, "_base_url", None)
+        return text if base is None else _origin(None, base)
+    authority = rest.partition("/")[0].partition("?")[0].partition("#")[0]
+    origin = f"{scheme.lower()}://{authority.rpartition('@')[2].lower()}"
+    if type(url) is str:
+        if len(_origins) >= 1024:
+            _origins.clear()
+        _origins[url] = origin
+    return origin
+
+
 def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callable[..., Any]:
-    async def _resolve_host(conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
+    """Plain functions, these four: with no hop (no request traced here) they hand aiohttp the
+    original's own coroutine, adding a call but no coroutine frame to await."""
+
+    def _resolve_host(conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
         hop = _current.get()
         if hop is None or is_ip_address(host):
-            return await original(conn, host, *args, **kwargs)
+            return original(conn, host, *args, **kwargs)
+        return timed(hop, conn, host, *args, **kwargs)
+
+    async def timed(hop: _Hop, conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
         hop.dns_start = _clock()
         result = await original(conn, host, *args, **kwargs)
         hop.dns_end = _clock()
@@ -184,10 +266,13 @@ def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callab
 
 
 def _wrap_connect(original: Any) -> Callable[..., Any]:
-    async def _create_connection(conn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _create_connection(conn: Any, *args: Any, **kwargs: Any) -> Any:
         hop = _current.get()
         if hop is None:
-            return await original(conn, *args, **kwargs)
+            return original(conn, *args, **kwargs)
+        return timed(hop, conn, *args, **kwargs)
+
+    async def timed(hop: _Hop, conn: Any, *args: Any, **kwargs: Any) -> Any:
         hop.connect_start = _clock()
         protocol = await original(conn, *args, **kwargs)
         if hop.dns_end is not None:
@@ -200,10 +285,13 @@ def _wrap_connect(original: Any) -> Callable[..., Any]:
 
 
 def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
-    async def send(request: Any, conn: Any) -> Any:
+    def send(request: Any, conn: Any) -> Any:
         hop = _current.get()
         if hop is None:
-            return await original(request, conn)
+            return original(request, conn)
+        return timed(hop, request, conn)
+
+    async def timed(hop: _Hop, request: Any, conn: Any) -> Any:
         now = _clock()
         if hop.finished or hop.response_start is not None:  # a redirect: the next hop
             hop = _follow(hop, now, finish)
@@ -220,10 +308,13 @@ def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
 
 
 def _wrap_start(original: Any) -> Callable[..., Any]:
-    async def start(response: Any, connection: Any) -> Any:
+    def start(response: Any, connection: Any) -> Any:
         hop = _current.get()
         if hop is None:
-            return await original(response, connection)
+            return original(response, connection)
+        return timed(hop, response, connection)
+
+    async def timed(hop: _Hop, response: Any, connection: Any) -> Any:
         result = await original(response, connection)
         hop.response_start = _clock()
         hop.status, hop.head = response.status, response.version
@@ -247,6 +338,11 @@ def _direct_supported(aiohttp: Any) -> bool:
             names = tuple(inspect.signature(function).parameters)[: len(parameters)]
             if names != parameters:
                 return False
+        eof = aiohttp.ClientResponse._response_eof  # untraced requests end there
+        if inspect.iscoroutinefunction(eof) or tuple(inspect.signature(eof).parameters) != (
+            "self",
+        ):
+            return False
         return callable(aiohttp.helpers.is_ip_address)
     except (AttributeError, TypeError, ValueError):
         return False
@@ -277,12 +373,24 @@ def _end(response: Any, finish: Finish) -> None:
     finish(hop)
 
 
+def _end_untraced(response: Any, untraced: Untraced, finish: Finish) -> None:
+    """An untraced request's body ended: its bytes as aiohttp's stream counted them."""
+    response._hawkwatch_tx = None
+    if untraced.finished:
+        return
+    untraced.response_end = _clock()
+    untraced.response_bytes = getattr(response.content, "total_bytes", None)
+    untraced.finished = True
+    finish(untraced)
+
+
 def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
     def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            _end(response, finish)
-        except Exception as exc:
-            on_error(exc)
+        if response._hawkwatch_tx is not None:  # else nothing to end: no call
+            try:
+                _end(response, finish)
+            except Exception as exc:
+                on_error(exc)
         return original(response, *args, **kwargs)
 
     return ending

@@ -117,11 +117,14 @@ def install(instrumentation: HttpxInstrumentation, httpcore: Any) -> None:
         return _connect
 
     def connect_async(original: Any) -> Callable[..., Any]:
-        async def _connect(conn: Any, request: Any) -> Any:
+        def _connect(conn: Any, request: Any) -> Any:  # no tracer: the original's coroutine
             extensions = request.extensions
             tracer = extensions.get(EXTENSION)
             if tracer is None or tracer.traced:
-                return await original(conn, request)
+                return original(conn, request)
+            return traced(conn, request, extensions, tracer)
+
+        async def traced(conn: Any, request: Any, extensions: Any, tracer: _Tracer) -> Any:
             extensions["trace"] = tracer.on_event_async
             try:
                 return await original(conn, request)
@@ -217,24 +220,36 @@ def _async_steps(owner: Any, mark: Any, failed: Any) -> dict[str, Callable[..., 
     send_headers, send_body = owner._send_request_headers, owner._send_request_body
     receive_headers, receive_body = owner._receive_response_headers, owner._receive_response_body
 
-    async def _send_request_headers(conn: Any, request: Any) -> Any:
+    # Plain functions handing over the original's coroutine when the request is not traced
+    # here (no extra coroutine frame); httpcore awaits each at once, so a stamp made before
+    # is made when it would be inside.
+
+    def _send_request_headers(conn: Any, request: Any) -> Any:
         tracer = request.extensions.get(EXTENSION)
         if tracer is not None and not tracer.traced:
             mark(tracer, hx._headers_started)
-        return await send_headers(conn, request)
+        return send_headers(conn, request)
 
-    async def _send_request_body(conn: Any, request: Any) -> Any:
-        result = await send_body(conn, request)
+    def _send_request_body(conn: Any, request: Any) -> Any:
         tracer = request.extensions.get(EXTENSION)
-        if tracer is not None and not tracer.traced:
-            mark(tracer, hx._body_sent)
+        if tracer is None or tracer.traced:
+            return send_body(conn, request)
+        return body_sent(conn, request, tracer)
+
+    async def body_sent(conn: Any, request: Any, tracer: _Tracer) -> Any:
+        result = await send_body(conn, request)
+        mark(tracer, hx._body_sent)
         return result
 
-    async def _receive_response_headers(conn: Any, request: Any) -> Any:
-        result = await receive_headers(conn, request)
+    def _receive_response_headers(conn: Any, request: Any) -> Any:
         tracer = request.extensions.get(EXTENSION)
-        if tracer is not None and not tracer.traced:
-            mark(tracer, hx._head_received, {"return_value": result[:4]})
+        if tracer is None or tracer.traced:
+            return receive_headers(conn, request)
+        return head_received(conn, request, tracer)
+
+    async def head_received(conn: Any, request: Any, tracer: _Tracer) -> Any:
+        result = await receive_headers(conn, request)
+        mark(tracer, hx._head_received, {"return_value": result[:4]})
         return result
 
     def _receive_response_body(conn: Any, request: Any) -> Any:
@@ -292,13 +307,17 @@ def _stream_close(original: Any, mark: Any, is_async: bool) -> Callable[..., Any
 
     if is_async:
 
-        async def aclose(stream: Any) -> Any:
+        def aclose(stream: Any) -> Any:
+            tracer = tracer_of(stream)
+            if tracer is None:
+                return original(stream)  # its own coroutine: no frame of ours to await
+            return closing(stream, tracer)
+
+        async def closing(stream: Any, tracer: _Tracer) -> Any:
             try:
                 return await original(stream)
             finally:
-                tracer = tracer_of(stream)
-                if tracer is not None:
-                    mark(tracer, hx._closed)
+                mark(tracer, hx._closed)
 
         return aclose
 
@@ -328,9 +347,9 @@ def _http2(original: Any, is_async: bool, on_error: Any) -> Callable[..., Any]:
 
     if is_async:
 
-        async def handle_request_async(conn: Any, request: Any) -> Any:
+        def handle_request_async(conn: Any, request: Any) -> Any:
             engage(request)
-            return await original(conn, request)
+            return original(conn, request)  # its coroutine, awaited by the caller
 
         return handle_request_async
 

@@ -23,6 +23,7 @@ from typing import Any, Final
 from hawkwatch.agent.plugins import net_stdlib
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 _clock = time.perf_counter_ns
 
@@ -280,6 +281,36 @@ def _url_text(url: Any) -> str:
     return text
 
 
+def _origin_key(url: Any) -> object:
+    """What tells ``scheme://host:port`` apart for the sampler, cheaply: httpx's parsed form."""
+    parsed = getattr(url, "_uri_reference", None)
+    if parsed is None:
+        return f"{url.scheme}://{url.host}:{url.port}"
+    return (parsed.scheme, parsed.host, parsed.port)
+
+
+def _untraced(request: Any, origin: object) -> Untraced:
+    untraced = Untraced("httpx", request.method, "", _clock())
+    untraced.url_object, untraced.key = request.url, origin  # text on the scheduler thread
+    return untraced
+
+
+def _untraced_end(untraced: Untraced, response: Any, finish: Finish) -> None:
+    """An untraced ``send`` returned: a streamed response's total ends at its head."""
+    untraced.response_end = _clock()
+    untraced.status = response.status_code
+    if response.is_closed:
+        untraced.response_bytes = response.num_bytes_downloaded
+    untraced.finished = True
+    finish(untraced)
+
+
+def _untraced_failed(untraced: Untraced, exc: BaseException, finish: Finish) -> None:
+    untraced.fail(exc)
+    untraced.finished = True
+    finish(untraced)
+
+
 def _ours(trace: Any) -> _Tracer | None:
     tracer = getattr(trace, "__self__", None)
     return tracer if type(tracer) is _Tracer else None
@@ -289,8 +320,9 @@ class HttpxInstrumentation(Instrumentation):
     """Wraps ``httpx.Client.send`` and ``httpx.AsyncClient.send`` of an imported ``httpx``;
     httpcore's methods too where ``net_httpcore`` knows them (else: the trace extension)."""
 
-    def install(self, httpx: Any) -> None:
+    def install(self, httpx: Any) -> None:  # noqa: PLR0915 - the wrappers share one closure
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+        sampled = self._sampled
         from hawkwatch.agent.plugins import net_httpcore
 
         httpcore = sys.modules.get("httpcore")  # httpx imported it (the agent never does)
@@ -326,6 +358,16 @@ class HttpxInstrumentation(Instrumentation):
         original_sync = httpx.Client.send
 
         def send(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            origin = _origin_key(request.url)
+            if not sampled(origin):
+                untraced = _untraced(request, origin)  # on_loop_thread: no detector reads it
+                try:
+                    response = original_sync(client, request, *args, **kwargs)
+                except BaseException as exc:
+                    _untraced_failed(untraced, exc, finish)
+                    raise
+                _untraced_end(untraced, response, finish)
+                return response
             tracer = prepare(request, False)
             try:
                 response = original_sync(client, request, *args, **kwargs)
@@ -340,6 +382,17 @@ class HttpxInstrumentation(Instrumentation):
         original_async = httpx.AsyncClient.send
 
         async def send_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+            origin = _origin_key(request.url)
+            if not sampled(origin):
+                untraced = _untraced(request, origin)
+                untraced.on_loop_thread = True
+                try:
+                    response = await original_async(client, request, *args, **kwargs)
+                except BaseException as exc:
+                    _untraced_failed(untraced, exc, finish)
+                    raise
+                _untraced_end(untraced, response, finish)
+                return response
             tracer = prepare(request, True)
             try:
                 response = await original_async(client, request, *args, **kwargs)

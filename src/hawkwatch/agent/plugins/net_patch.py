@@ -13,18 +13,30 @@ from collections.abc import Callable
 from typing import Any
 
 from hawkwatch.agent.plugins.net_timeline import Timeline
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
-Finish = Callable[[Timeline], None]
+Finish = Callable[[Timeline | Untraced], None]
 OnError = Callable[[Exception], None]
+Sampled = Callable[[object], bool]
+
+
+def _always(origin: object) -> bool:
+    return True
 
 
 class Instrumentation:
     """Base of the client families' instrumentations: callbacks and the wrappers put on."""
 
     def __init__(
-        self, finish: Finish, get_loop: Callable[[], object | None], on_error: OnError
+        self,
+        finish: Finish,
+        get_loop: Callable[[], object | None],
+        on_error: OnError,
+        sampled: Sampled = _always,
     ) -> None:
         self._finish = finish
+        self._sampled = sampled
+        """Counts a request to an origin; whether to trace it (``net_sampling.Sampler``)."""
         self._get_loop = get_loop
         self._on_error = on_error
         self._saved: list[tuple[Any, str, Any, Any]] = []

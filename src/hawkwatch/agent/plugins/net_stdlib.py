@@ -21,8 +21,9 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any
 
-from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation
-from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, Sampled
+from hawkwatch.agent.plugins.net_timeline import Timeline, client_of, describe_context
+from hawkwatch.agent.plugins.net_untraced import Untraced
 
 _local = threading.local()
 _clock = time.perf_counter_ns
@@ -31,8 +32,10 @@ _clock = time.perf_counter_ns
 #: turn an instance's inline attribute values (3.11, 3.12) into a dictionary, and every access
 #: of the library's own attributes on it slower. ``_hawkwatch_tx``: the request in flight (on
 #: connections and responses); ``_hawkwatch_opened``: phases of an unclaimed connect;
-#: ``_hawkwatch_origin``: a connection's ``scheme://host:port``.
-_CONNECTION_STATE = ("_hawkwatch_tx", "_hawkwatch_opened", "_hawkwatch_origin")
+#: ``_hawkwatch_origin``: a connection's ``scheme://host:port``; ``_hawkwatch_client``: the
+#: client (``Timeline.client``) that made its last traced request, for its untraced ones.
+_CONNECTION_STATE = ("_hawkwatch_tx", "_hawkwatch_opened", "_hawkwatch_origin",
+                     "_hawkwatch_client")  # fmt: skip
 _RESPONSE_STATE = ("_hawkwatch_tx",)
 _READERS = ("read", "readinto", "read1", "readline", "peek")
 
@@ -147,12 +150,20 @@ class StdlibInstrumentation(Instrumentation):
     # -- connections and requests --------------------------------------------------------------
 
     def _wrap_connect(self, original: Any) -> Any:
-        finish, get_loop = self._finish, self._get_loop
+        finish, get_loop, sampled = self._finish, self._get_loop, self._sampled
 
         def connect(conn: Any) -> Any:
             if _connecting() is not None:  # HTTPSConnection.connect calls HTTPConnection's
                 return original(conn)
             in_flight = conn._hawkwatch_tx
+            if in_flight is None:  # no request yet (urllib3 connects first): sample it now
+                if conn._hawkwatch_opened is None and not sampled(_origin(conn)):
+                    return _connect_untraced(conn, original, finish, get_loop)
+            elif not in_flight.traced:  # a failure reaches send's wrapper
+                in_flight.stage = "tcp"
+                result = original(conn)
+                in_flight.stage = "send"
+                return result
             opening = in_flight or _Request("", "", _origin(conn))
             _local.connecting = opening
             try:
@@ -175,10 +186,11 @@ class StdlibInstrumentation(Instrumentation):
 
     def _wrap_putrequest(self, original: Any) -> Any:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
+        sampled = self._sampled
 
         def putrequest(conn: Any, method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             try:
-                _begin(conn, method, url, finish, get_loop)
+                _begin(conn, method, url, finish, get_loop, sampled=sampled)
             except Exception as exc:  # never into the app's request
                 on_error(exc)
             return original(conn, method, url, *args, **kwargs)
@@ -214,6 +226,19 @@ class StdlibInstrumentation(Instrumentation):
             if timeline is None:
                 return original(conn)
             conn._hawkwatch_tx = None
+            if not timeline.traced:  # only its status, and where its body ends
+                timeline.stage = "ttfb"
+                try:
+                    response = original(conn)
+                except BaseException as exc:
+                    _failed(timeline, exc, finish)
+                    raise
+                timeline.status = response.status
+                if response.fp is None:
+                    _ended(timeline, finish)
+                else:
+                    response._hawkwatch_tx = timeline
+                return response
             timeline.request_end = _clock()
             try:
                 response = original(conn)
@@ -278,21 +303,41 @@ def _origin(conn: Any) -> str:
 
 
 def _begin(
-    conn: Any, method: str, url: str, finish: Finish, get_loop: Callable[[], object | None]
+    conn: Any,
+    method: str,
+    url: str,
+    finish: Finish,
+    get_loop: Callable[[], object | None],
+    *,
+    sampled: Sampled,
 ) -> None:
     """A request starts on ``conn``: take over the phases of the connect that preceded it.
 
     Only stamps and references: the URL is joined, the response described and the call sites
-    named on the scheduler thread (``Timeline.to_record``).
+    named on the scheduler thread (``Timeline.to_record``). A request the sampler leaves out
+    (counted here, or at the connect that preceded it) is ``Untraced``.
     """
     unfinished = conn._hawkwatch_tx
     if unfinished is not None:  # an earlier request never read its response
         _ended(unfinished, finish)
     now = _clock()
-    timeline = _Request("", method, url, now)  # library: the client found by describe_context
-    timeline.origin = conn._hawkwatch_origin or _origin(conn)
-    timeline.request_start = now
+    origin = conn._hawkwatch_origin or _origin(conn)
     opened = conn._hawkwatch_opened
+    if opened is _UNTRACED or (opened is None and not sampled(origin)):
+        conn._hawkwatch_opened = None
+        untraced = Untraced("", method, url, now)
+        untraced.origin = untraced.key = origin
+        client = conn._hawkwatch_client
+        if client is None:
+            client = conn._hawkwatch_client = client_of(2)
+        untraced.client = client
+        untraced.on_loop_thread = get_loop() is not None
+        untraced.stage = "send"
+        conn._hawkwatch_tx = untraced
+        return
+    timeline = _Request("", method, url, now)  # library: the client found by describe_context
+    timeline.origin = origin
+    timeline.request_start = now
     if opened is not None:
         conn._hawkwatch_opened = None
         timeline.fetch_start = opened.fetch_start
@@ -303,10 +348,34 @@ def _begin(
     else:
         timeline.reused = conn.sock is not None or None
     describe_context(timeline, get_loop, 2)
+    conn._hawkwatch_client = timeline.client
     conn._hawkwatch_tx = timeline
 
 
-def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:
+_UNTRACED: Any = Untraced("", "", "", 0)
+"""``_hawkwatch_opened`` of a connection opened for a request the sampler left out."""
+
+
+def _connect_untraced(
+    conn: Any, original: Any, finish: Finish, get_loop: Callable[[], object | None]
+) -> Any:
+    """Open a connection for an untraced request: untimed; a failure is the request's."""
+    start = _clock()
+    try:
+        result = original(conn)
+    except BaseException as exc:
+        untraced = Untraced("", "", "", start)
+        untraced.origin = untraced.key = _origin(conn)
+        untraced.client = client_of(2)
+        untraced.on_loop_thread = get_loop() is not None
+        untraced.stage = "tcp"
+        _failed(untraced, exc, finish)
+        raise
+    conn._hawkwatch_opened = _UNTRACED
+    return result
+
+
+def _failed(timeline: Timeline | Untraced, exc: BaseException, finish: Finish) -> None:
     if timeline.finished:
         return
     timeline.fail(exc)
@@ -314,7 +383,7 @@ def _failed(timeline: Timeline, exc: BaseException, finish: Finish) -> None:
     finish(timeline)
 
 
-def _ended(timeline: Timeline, finish: Finish) -> None:
+def _ended(timeline: Timeline | Untraced, finish: Finish) -> None:
     if timeline.finished:
         return
     timeline.response_end = _clock()

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from hawkwatch.model.urls import host_of, redact_url
 
@@ -53,6 +53,9 @@ class Timeline:
         "response_end", "response_header_bytes", "response_start", "reused", "status", "task",
         "thread", "tls_end", "tls_start", "url", "url_object",
     )  # fmt: skip
+
+    traced: ClassVar[bool] = True
+    """A class attribute: False on ``Untraced``, what the monitor tells them apart by."""
 
     def __init__(self, library: str, method: str, url: str, fetch_start: int | None = None):
         self.library = library
@@ -287,6 +290,7 @@ def _end_of_failure(timeline: Timeline) -> int | None:
 #: (index: ``Timeline.client``; 0: none seen, the request was made with http.client itself).
 _CLIENTS: Final = ("http.client", "http.client", "urllib.request", "urllib3", "requests")
 _CLIENT_RANK: Final = {name: rank for rank, name in enumerate(_CLIENTS) if rank}
+CLIENTS: Final = _CLIENTS
 _APP: Final = -1
 _EVENTS: Final = -2
 """``asyncio/events.py``: a library, but its ``Handle._run`` (a loop running a callback) ends
@@ -418,3 +422,38 @@ def describe_context(
         task = sys.modules["asyncio"].current_task(loop)
         if task is not None:
             timeline.task = task.get_name()
+
+
+def client_of(depth: int) -> int:
+    """Which client of ``_CLIENTS`` made the request (``sys._getframe(depth)`` in the caller:
+    the hook's caller), for an untraced request: the learned route of ``call_sites`` where
+    it holds (as checked there), else a walk to the first app frame, naming no frame."""
+    frame: FrameType | None = _getframe(depth + 1)
+    assert frame is not None
+    code = frame.f_code
+    kinds = _kinds
+    route = _routes.get((id(code), frame.f_lasti))
+    if route is not None and route[0] is code:
+        try:
+            last = _getframe(depth + route[1])
+        except ValueError:
+            last = None
+        app = None if last is None or last.f_code is not route[2] else last.f_back
+        if app is not None and (kinds.get(app.f_code.co_filename) or _learn(app)) == _APP:
+            return route[3]
+    start, client, walked, last_code = frame, 0, 0, None
+    while frame is not None:
+        try:
+            kind = kinds[frame.f_code.co_filename]
+        except KeyError:
+            kind = _learn(frame)
+        if kind < 0:
+            if kind == _APP and walked >= _ROUTE_MIN:
+                _learn_route(start, walked, last_code, client)  # the next one jumps
+            break
+        if kind > client:  # noqa: PLR1730 - max() is a call per frame
+            client = kind
+        last_code = frame.f_code
+        walked += 1
+        frame = frame.f_back
+    return client

@@ -22,13 +22,19 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import ModuleType
-from typing import ClassVar, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.plugins.net_patch import Instrumentation
+from hawkwatch.agent.plugins.net_sampling import AGGREGATE_INTERVAL_S, Aggregates, Sampler
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
+from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.model.network_rules import BLOCKING_LIBRARIES, SLOW_REQUEST_MS
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import NetworkTransaction
 
 DRAIN_INTERVAL_S: Final = 0.2
 
@@ -46,9 +52,14 @@ class NetworkMonitor:
         self._ctx: AgentContext | None = None
         self._keep_params: frozenset[str] = frozenset()
         self._failure = DeferredFailure()
-        self._ended: deque[Timeline] = deque()
+        self._ended: deque[Timeline | Untraced] = deque()
+        self._sampler = Sampler()
+        self._aggregates = Aggregates(time.time())
+        self._slow_ns = int(SLOW_REQUEST_MS * 1e6)
         capture = self._failure.capture
-        self._stdlib = StdlibInstrumentation(self._finish, running_loop, capture)
+        self._stdlib = StdlibInstrumentation(
+            self._finish, running_loop, capture, self._sampler.traced
+        )
         self._late: list[Instrumentation] = []  # httpx's and aiohttp's, made at their import
         self._hook: AfterImport | None = None
 
@@ -58,6 +69,8 @@ class NetworkMonitor:
         self._keep_params = frozenset(
             name.strip() for name in config.keep_query_params.split(",") if name.strip()
         )
+        self._sampler.warmup, self._sampler.every = config.sample_warmup, config.sample_every
+        self._aggregates.clear(time.time())
         self._hook = once_imported(
             {
                 "socket": self._stdlib.install_socket,  # first: ssl and http.client import it
@@ -71,18 +84,23 @@ class NetworkMonitor:
         )
         ctx.every(1.0, self._failure.raise_if_failed, self)
         ctx.every(DRAIN_INTERVAL_S, self.drain, self)
+        ctx.every(AGGREGATE_INTERVAL_S, self.write_aggregates, self)
 
     def _instrument_httpx(self, module: ModuleType) -> None:
         from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 
-        instrumentation = HttpxInstrumentation(self._finish, running_loop, self._failure.capture)
+        instrumentation = HttpxInstrumentation(
+            self._finish, running_loop, self._failure.capture, self._sampler.traced
+        )
         self._late.append(instrumentation)
         instrumentation.install(module)
 
     def _instrument_aiohttp(self, module: ModuleType) -> None:
         from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
 
-        instrumentation = AiohttpInstrumentation(self._finish, running_loop, self._failure.capture)
+        instrumentation = AiohttpInstrumentation(
+            self._finish, running_loop, self._failure.capture, self._sampler.traced
+        )
         self._late.append(instrumentation)
         instrumentation.install(module)
 
@@ -90,7 +108,7 @@ class NetworkMonitor:
         for name in ("HTTPConnection", "HTTPSConnection"):
             self._stdlib.instrument_connection_class(getattr(module, name))
 
-    def _finish(self, timeline: Timeline) -> None:
+    def _finish(self, timeline: Timeline | Untraced) -> None:
         if self._ctx is not None:
             self._ended.append(timeline)
 
@@ -107,16 +125,46 @@ class NetworkMonitor:
             return
         wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
         popleft = ended.popleft
-        ctx.records.write_many(popleft().to_record(keep, wall_offset) for _ in range(len(ended)))
+        aggregates, slow_ns = self._aggregates, self._slow_ns
+        records: list[NetworkTransaction] = []
+        for _ in range(len(ended)):
+            item = popleft()
+            if not item.traced:
+                assert isinstance(item, Untraced)
+                end = item.response_end
+                total = 0 if end is None else end - item.fetch_start
+                if not (
+                    item.error is not None
+                    or total >= slow_ns
+                    or (item.on_loop_thread and item.library_name() in BLOCKING_LIBRARIES)
+                ):  # nothing to record: counted and timed only
+                    aggregates.fold(item, total, keep)
+                    continue
+            record = item.to_record(keep, wall_offset)
+            records.append(record)
+            aggregates.add(record)
+        if records:
+            ctx.records.write_many(records)
+
+    def write_aggregates(self) -> None:
+        """The window's ``network-aggregate`` records (scheduler thread, and at stop)."""
+        ctx = self._ctx
+        if ctx is not None:
+            self.drain()
+            records = self._aggregates.take(time.time())
+            if records:
+                ctx.records.write_many(records)
 
     def stop(self) -> None:
         try:
-            self.drain()
+            self.write_aggregates()
         finally:
             self._remove()
 
     def after_fork_child(self) -> None:
         self._ended.clear()  # the parent's requests: the parent writes them
+        self._aggregates.clear(time.time())
+        self._sampler.reset()
         self._remove()
 
     def _remove(self) -> None:

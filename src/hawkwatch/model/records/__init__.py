@@ -67,6 +67,7 @@ from hawkwatch.model.records.memory import (
     MemoryTrace,
 )
 from hawkwatch.model.records.network import CallSite, NetworkTransaction, Phases
+from hawkwatch.model.records.network_aggregate import NetworkAggregate
 from hawkwatch.model.records.series import (
     SERIES_TYPES,
     AvailableMemory,
@@ -111,6 +112,7 @@ RECORD_TYPES: Final[dict[str, type[TypedRecord]]] = {
         CpuHighLoadStackframe,
         CpuProfile,
         NetworkTransaction,
+        NetworkAggregate,
         StoreDropped,
         IoIssue,
         *CRASH_TYPES,
@@ -225,6 +227,7 @@ __all__ = [
     "MemoryLevel",
     "MemorySnapshot",
     "MemoryTrace",
+    "NetworkAggregate",
     "NetworkTransaction",
     "NonNegative",
     "Phases",

@@ -77,6 +77,10 @@ class NetworkTransaction(JsonRecord, frozen=True, kw_only=False):
     query_digest: str | None = None
     """A short digest of the query as sent (its values are redacted in ``url``): tells two
     requests to the same path with different parameters apart, without keeping them."""
+    traced: bool = True
+    """False: a request the agent did not trace (head sampling, ``network-aggregate``), recorded
+    because it failed, was slow or blocked a loop's thread: its phases are null but ``total``,
+    and ``reused``, sizes, thread and call sites are unknown."""
 
     def record_key(self) -> str:
         return f"{self.start:.6f}_{self.index}"  # time_key's format, in one step

@@ -1,0 +1,168 @@
+"""Per-host head sampling of HTTP requests, and the aggregates that still count every request.
+
+Tracing a request in full (phases, call sites, a record) costs tens of thousands of
+instructions; counting and timing it costs two clock reads. So, as production tracers do, each
+host's (``scheme://host:port``) first ``warmup`` requests are traced, then 1 in ``every``,
+chosen by a per-host counter (deterministic, no random draw): the rest are ``Untraced``. Every
+request, traced or not, is folded into ``Aggregates`` on the scheduler thread, per (host, method,
+status class, library): count, errors, bytes received and a histogram of totals, written as
+``network-aggregate`` records every ``AGGREGATE_INTERVAL_S`` and at stop.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Final
+
+from hawkwatch.agent.plugins.net_timeline import CLIENTS
+from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.model.network_rules import bucket_of
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
+
+AGGREGATE_INTERVAL_S: Final = 10.0
+"""Seconds of requests per ``network-aggregate`` window (a process killed hard loses the last)."""
+MAX_HOSTS: Final = 4096
+"""Hosts counted at once; beyond, the counters start again (each host warms up anew)."""
+_index = itertools.count(1)
+
+
+class Sampler:
+    """Whether a request to ``origin`` is traced: its host's warm-up, then 1 in ``every``."""
+
+    __slots__ = ("_counts", "every", "warmup")
+
+    def __init__(self, warmup: int = 64, every: int = 16) -> None:
+        self.warmup = warmup
+        self.every = max(every, 1)
+        self._counts: dict[object, int] = {}
+
+    def traced(self, origin: object) -> bool:
+        """Count a request to ``origin``; True when it is to be traced (a look-up and a store)."""
+        counts = self._counts
+        seen = counts.get(origin, 0) + 1
+        if seen == 1 and len(counts) >= MAX_HOSTS:
+            counts.clear()
+        counts[origin] = seen
+        warmup = self.warmup
+        return seen <= warmup or (seen - warmup) % self.every == 0
+
+    def reset(self) -> None:
+        """Forget every host (a forked child starts its own warm-ups)."""
+        self._counts = {}
+
+
+class _Fold:
+    """One aggregate being built: totals in ns, histogram by ``bucket_of`` (µs)."""
+
+    __slots__ = ("count", "errors", "histogram", "host", "max_ns", "response_bytes", "sum_ns",
+                 "traced")  # fmt: skip
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        self.count = self.errors = self.traced = self.response_bytes = 0
+        self.sum_ns = self.max_ns = 0
+        self.histogram: dict[int, int] = {}
+
+
+def status_class(status: object) -> str:
+    return f"{status // 100}xx" if isinstance(status, int) else "failed"
+
+
+class Aggregates:
+    """Every ended request's figures, per (host, method, status class, library), until taken.
+
+    Untraced requests are folded by what they carry (``fold``: the sampler's key of their
+    origin, method, status, library, client rank; the host is worked out once per fold), their
+    bucket in integer arithmetic: a few operations each, on the scheduler thread."""
+
+    def __init__(self, start: float) -> None:
+        self.start = start
+        self._folds: dict[tuple[object, ...], _Fold] = {}
+
+    def add(self, record: NetworkTransaction) -> None:
+        """A request known by its record."""
+        host, status = record.host, record.status
+        key = ("record", host, record.method, status, record.library)
+        fold = self._folds.get(key)
+        if fold is None:
+            fold = self._folds[key] = _Fold(host)
+        failed = record.error is not None or (status or 0) >= 500
+        total_ms = record.phases_ms.total or 0.0
+        self._count(fold, int(total_ms * 1e6), failed, record.response_bytes)
+        if record.traced:
+            fold.traced += 1
+
+    def fold(self, untraced: Untraced, total_ns: int, keep: frozenset[str]) -> None:
+        """An untraced request that gets no record."""
+        key = (untraced.key, untraced.method, untraced.status, untraced.library,
+               untraced.client)  # fmt: skip
+        fold = self._folds.get(key)
+        if fold is None:
+            fold = self._folds[key] = _Fold(untraced.facts(keep)[1])
+        self._count(fold, total_ns, (untraced.status or 0) >= 500, untraced.response_bytes)
+
+    @staticmethod
+    def _count(fold: _Fold, total_ns: int, failed: bool, response_bytes: int | None) -> None:
+        fold.count += 1
+        if failed:
+            fold.errors += 1
+        if response_bytes:
+            fold.response_bytes += response_bytes
+        fold.sum_ns += total_ns
+        if total_ns > fold.max_ns:  # noqa: PLR1730 - max() is a call per request
+            fold.max_ns = total_ns
+        bucket = bucket_of(total_ns // 1000)
+        histogram = fold.histogram
+        histogram[bucket] = histogram.get(bucket, 0) + 1
+
+    def take(self, end: float) -> list[NetworkAggregate]:
+        """The window's records (none if no request ended), and a new window from ``end``."""
+        from hawkwatch.model.records import NetworkAggregate  # at the first write, not at start
+
+        folds, start = self._folds, self.start
+        self._folds, self.start = {}, end
+        merged: dict[tuple[str, str, str, str], _Fold] = {}
+        for key, fold in folds.items():
+            if key[0] == "record":
+                _, host, method, status, library = key
+                name = (str(host), str(method), status_class(status), str(library))
+            else:
+                _, method, status, library, client = key
+                library = library or CLIENTS[client if isinstance(client, int) else 0]
+                name = (fold.host, str(method), status_class(status), str(library))
+            into = merged.get(name)
+            if into is None:
+                merged[name] = fold
+                continue
+            into.count += fold.count
+            into.errors += fold.errors
+            into.traced += fold.traced
+            into.response_bytes += fold.response_bytes
+            into.sum_ns += fold.sum_ns
+            into.max_ns = max(into.max_ns, fold.max_ns)
+            for bucket, count in fold.histogram.items():
+                into.histogram[bucket] = into.histogram.get(bucket, 0) + count
+        return [
+            NetworkAggregate(
+                start=start,
+                end=end,
+                host=host,
+                method=method,
+                status_class=kind,
+                library=library,
+                index=next(_index),
+                count=fold.count,
+                errors=fold.errors,
+                traced=fold.traced,
+                response_bytes=fold.response_bytes,
+                total_ms_sum=round(fold.sum_ns / 1e6, 3),
+                total_ms_max=round(fold.max_ns / 1e6, 3),
+                histogram=tuple(sorted(fold.histogram.items())),
+            )
+            for (host, method, kind, library), fold in merged.items()
+        ]
+
+    def clear(self, start: float) -> None:
+        self._folds, self.start = {}, start

@@ -1,0 +1,105 @@
+"""A request the head sampling left untraced (``net_sampling``): what its family's outer hook
+knows of it, and the record it gets when it failed, was slow or blocked a loop's thread."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from hawkwatch.agent.plugins.net_timeline import (
+    _CLIENTS,
+    _clock,
+    _index,
+    _phase_of,
+    _url_facts,
+    root_cause,
+)
+
+if TYPE_CHECKING:
+    from hawkwatch.model.records import NetworkTransaction
+
+
+class Untraced:
+    """A request the sampler left untraced (``net_sampling``): its start and end, status, bytes
+    received, error, whether a loop runs in its thread and which client made it; no phases, no
+    call sites. The inner hooks see no timeline for it and return at once; what the outer ones
+    set here (the attributes ``Timeline`` shares) costs a slot store each."""
+
+    __slots__ = (
+        "client", "error", "failed_phase", "fetch_start", "finished", "key", "library", "method",
+        "on_loop_thread", "origin", "request_bytes", "response_bytes", "response_end", "stage",
+        "status", "url", "url_object",
+    )  # fmt: skip
+    traced: ClassVar[bool] = False
+
+    def __init__(self, library: str, method: str, url: str, fetch_start: int) -> None:
+        self.library = library
+        self.method = method
+        self.url = url
+        self.fetch_start = fetch_start
+        self.origin = ""
+        self.key: object = None
+        """The sampler's key of its origin (what the aggregates fold it by)."""
+        self.client = 0
+        self.on_loop_thread = False
+        self.status: int | None = None
+        self.request_bytes = 0
+        self.response_bytes: int | None = None
+        self.response_end: int | None = None
+        self.error: str | None = None
+        self.failed_phase: str | None = None
+        self.finished = False
+        self.url_object: Any = None
+        self.stage: str | None = None
+        """The phase it is in, where the outer hooks know it cheaply (http.client's)."""
+
+    def fail(self, exc: BaseException) -> None:
+        """The error's root cause; the phase where the cause names it (DNS, refused, TLS) or
+        the client's exception does (httpx's ``ConnectTimeout``…), else the stage the outer
+        hooks saw, else ``receive`` once the response's head came, else unknown (null)."""
+        cause = root_cause(exc)
+        self.error = type(cause).__name__
+        self.failed_phase = (
+            _phase_of(cause)
+            or _CLIENT_ERROR_PHASES.get(type(exc).__name__)
+            or ("receive" if self.status is not None else self.stage)
+        )
+        if self.response_end is None:
+            self.response_end = _clock()
+
+    def library_name(self) -> str:
+        return self.library or _CLIENTS[self.client]
+
+    def total_ns(self) -> int:
+        end = self.response_end
+        return 0 if end is None or end < self.fetch_start else end - self.fetch_start
+
+    def facts(self, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
+        """Redacted URL, ``host:port`` and query digest (``_url_facts``)."""
+        url = self.url_object
+        if url is not None:
+            self.url, self.url_object = str(url), None
+        return _url_facts(self.url, self.origin, keep_params)
+
+    def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
+        """What is known of it, ``traced`` false."""
+        from hawkwatch.model.records import NetworkTransaction, Phases  # loaded by its first write
+
+        facts = self.facts(keep_params)
+        total = (self.total_ns() + 500) // 1000 / 1000
+        return NetworkTransaction(
+            wall_offset + self.fetch_start / 1e9, self.method, facts[0], facts[1],
+            self.library_name(), next(_index), self.status, None, None,
+            Phases(total=total), self.request_bytes or None, self.response_bytes, None,
+            self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
+            False,
+        )  # fmt: skip
+
+
+_CLIENT_ERROR_PHASES: Final = {
+    "PoolTimeout": "queue", "ConnectTimeout": "tcp", "ConnectError": "tcp",
+    "ConnectionTimeoutError": "tcp", "ClientConnectorError": "tcp", "WriteTimeout": "send",
+    "WriteError": "send", "ReadTimeout": "ttfb", "SocketTimeoutError": "ttfb",
+    "ServerTimeoutError": "ttfb", "ServerDisconnectedError": "ttfb",
+    "ClientPayloadError": "receive",
+}  # fmt: skip
+"""The phase httpx's and aiohttp's own exceptions name (an untraced request's only clue)."""

@@ -1,0 +1,161 @@
+"""Head sampling per host: after a host's warm-up only 1 request in ``sample_every`` is traced
+in full, yet every request is counted and timed in ``network-aggregate``, and an untraced
+request that fails or is slow still gets its ``network-transaction`` record. Real requests to
+a loopback server, through every client family."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import hawkwatch
+from hawkwatch.agent import current_agent
+from hawkwatch.agent.plugins.net_sampling import Sampler
+from hawkwatch.api.network import network_report
+from hawkwatch.api.session import load_session
+from hawkwatch.model import collections as c
+from hawkwatch.model.network import NetworkThresholds
+from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
+from hawkwatch.store import Session
+from tests.agent.plugins.net_servers import HttpServer, refused_port
+from tests.agent.plugins.test_network import FAMILIES, LIBRARY, fetch
+
+pytestmark = pytest.mark.usefixtures("stopped_agent")
+
+WARMUP, EVERY = 3, 4
+
+
+def start(warmup: int = WARMUP, every: int = EVERY) -> None:
+    hawkwatch.start(**{"stall.enabled": False, "network.sample_warmup": warmup,
+                       "network.sample_every": every})  # fmt: skip
+
+
+def stop() -> tuple[Path, list[NetworkTransaction], list[NetworkAggregate]]:
+    """The session's folder, its requests and its aggregates, after the agent stopped."""
+    agent = current_agent()
+    assert agent is not None
+    folder = agent.session.path
+    hawkwatch.stop()
+    session = Session.open(folder)
+    records = sorted(
+        (NetworkTransaction.from_record(r) for r in session.records(c.NETWORK_TRANSACTION)),
+        key=lambda t: (t.start, t.index),
+    )
+    aggregates = [NetworkAggregate.from_record(r) for r in session.records(c.NETWORK_AGGREGATE)]
+    return folder, records, aggregates
+
+
+def test_the_sampler_warms_up_then_traces_one_in_every() -> None:
+    sampler = Sampler(warmup=3, every=4)
+    decisions = [sampler.traced("http://a:80") for _ in range(15)]
+    assert [i + 1 for i, traced in enumerate(decisions) if traced] == [1, 2, 3, 7, 11, 15]
+    assert sampler.traced("http://b:80")  # another host has its own warm-up
+    everything = Sampler(warmup=0, every=1)
+    assert all(everything.traced("h") for _ in range(50))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_after_the_warm_up_one_request_in_every_is_traced_and_all_are_counted(
+    family: str, server: HttpServer, hawkwatch_home: Path
+) -> None:
+    start()
+    made = WARMUP + 3 * EVERY + 2  # traced: the warm-up, then the 7th, 11th and 15th
+    assert fetch(family, [server.url(f"/ok?n={i}") for i in range(made)]) == [200] * made
+    _, records, aggregates = stop()
+    assert len(records) == WARMUP + 3
+    assert all(r.traced and r.phases_ms.ttfb is not None for r in records)
+    assert sum(a.count for a in aggregates) == made
+    assert sum(a.traced for a in aggregates) == WARMUP + 3
+    (aggregate,) = aggregates
+    assert (aggregate.host, aggregate.method, aggregate.status_class) == (
+        f"127.0.0.1:{server.port}", "GET", "2xx")  # fmt: skip
+    assert aggregate.library == LIBRARY.get(family, family)
+    assert sum(count for _, count in aggregate.histogram) == made
+    assert aggregate.errors == 0 and aggregate.response_bytes == 1000 * made
+    assert 0 < aggregate.total_ms_max <= aggregate.total_ms_sum
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_untraced_failure_and_slow_request_still_get_records(
+    family: str, server: HttpServer, hawkwatch_home: Path
+) -> None:
+    start(warmup=1, every=1000)
+    slow_ms = NetworkThresholds().slow_ms  # what the slow-request detector reports
+    results = fetch(family, [server.url("/ok"), server.url(f"/wait?ms={slow_ms:.0f}&t=secret"),
+                             server.url("/ok")])  # fmt: skip
+    port = refused_port()
+    refused = fetch(family, [f"http://127.0.0.1:{port}/ok"]) + fetch(
+        family, [f"http://127.0.0.1:{port}/ok?t=secret"])  # the host's first is its warm-up
+    assert results == [200, 200, 200] and all(isinstance(r, Exception) for r in refused)
+    _, records, aggregates = stop()
+    traced, slow, _, failed = records
+    assert traced.traced and not slow.traced and not failed.traced
+    assert failed.url == f"http://127.0.0.1:{port}/ok?t=[redacted]"
+    assert slow.url == server.url("/wait?ms=[redacted]&t=[redacted]")
+    assert (slow.method, slow.status, slow.library) == ("GET", 200, LIBRARY.get(family, family))
+    assert slow.phases_ms.total is not None and slow.phases_ms.total >= slow_ms
+    assert (slow.phases_ms.ttfb, slow.phases_ms.dns, slow.reused) == (None, None, None)
+    assert (failed.error, failed.failed_phase, failed.status) == ("ConnectionRefusedError",
+                                                                  "tcp", None)  # fmt: skip
+    by_class = {(a.host.rpartition(":")[2], a.status_class): a for a in aggregates}
+    assert by_class[str(server.port), "2xx"].count == 3
+    assert by_class[str(server.port), "2xx"].traced == 1
+    assert by_class[str(port), "failed"].errors == by_class[str(port), "failed"].count == 2
+
+
+@pytest.mark.parametrize("family", ["requests", "httpx", "aiohttp"])
+def test_every_request_traced_with_one_in_one(
+    family: str, server: HttpServer, hawkwatch_home: Path
+) -> None:
+    start(warmup=0, every=1)
+    assert fetch(family, [server.url("/ok")] * 10) == [200] * 10
+    _, records, aggregates = stop()
+    assert len(records) == 10 and all(r.traced for r in records)
+    assert sum(a.count for a in aggregates) == sum(a.traced for a in aggregates) == 10
+
+
+def test_the_view_counts_every_request_and_says_which_figures_are_sampled(
+    server: HttpServer, hawkwatch_home: Path
+) -> None:
+    start()
+    made = 40
+    assert fetch("requests", [server.url("/ok")] * made) == [200] * made
+    assert fetch("requests", [server.url("/status/503")] * 5) == [503] * 5
+    folder, records, _ = stop()
+    assert len(records) < made
+    report = network_report(load_session(folder))
+    (host,) = report.hosts
+    assert host.count == made + 5
+    assert host.errors == 5 and host.error_rate == pytest.approx(5 / (made + 5))
+    assert host.traced == len(records) and host.sampled is True
+    assert host.p50_ms is not None and host.p95_ms is not None and host.p50_ms <= host.p95_ms
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+def test_a_forked_child_starts_its_own_warm_up(server: HttpServer, hawkwatch_home: Path) -> None:
+    start(warmup=2, every=1000)
+    assert fetch("requests", [server.url("/ok")] * 5) == [200] * 5  # the host is past warm-up
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            code = 0 if fetch("requests", [server.url("/ok")] * 3) == [200] * 3 else 1
+            hawkwatch.stop()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    _, parent_records, _ = stop()
+    assert len(parent_records) == 2
+    sessions = [p.parent for p in Path(hawkwatch_home).rglob("session.json")]
+    seen = []  # (traced, counted) of each session: the parent's and its child's
+    for folder in sessions:
+        session = Session.open(folder)
+        traced = sum(1 for _ in session.records(c.NETWORK_TRANSACTION))
+        counted = sum(
+            NetworkAggregate.from_record(r).count for r in session.records(c.NETWORK_AGGREGATE)
+        )
+        seen.append((traced, counted))
+    assert sorted(seen) == [(2, 3), (2, 5)]  # the child's host warmed up again
