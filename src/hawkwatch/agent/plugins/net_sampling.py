@@ -119,10 +119,12 @@ class Aggregates:
 
     def take(self, end: float) -> list[NetworkAggregate]:
         """The window's records (none if no request ended), and a new window from ``end``."""
-        from hawkwatch.model.records import NetworkAggregate  # at the first write, not at start
-
         folds, start = self._folds, self.start
         self._folds, self.start = {}, end
+        if not folds:
+            return []
+        from hawkwatch.model.records import NetworkAggregate  # at the first write, not at start
+
         merged: dict[tuple[str, str, str, str], _Fold] = {}
         for key, fold in folds.items():
             if key[0] == "record":
