@@ -15,11 +15,15 @@ span. A blocking sample stops every thread (ptrace) and is one voluntary switch 
 thread, so per round: pauses = voluntary switches more than ``off``; the time stopped = wall −
 on-CPU − waiting, more than ``off``; each divided by the pauses gives the main thread's stopped
 time per sample and the run-queue wait each pause adds (a resumed thread may find its core
-taken), and the share of the program's wall time spent so. What a pause costs after it (cold
-caches: the kernel's stop and resume run in the program's context) is CPU time, which varies by
-±5 % between runs of the same arm here: ``profile_agreement.py``'s wall and CPU arms are the
-place for it. ``probe`` rows run ``workloads/pause_probe.py`` at stack depths and
-with idle threads, to show what a pause grows with. The designed cost of py-spy's share of the
+taken), and the share of the program's wall time spent so. ``outside cpu``: the CPU time the
+run's other processes used (the supervisor's recorder thread, py-spy: ``getrusage`` of the
+whole tree minus the program's timed span) more than ``off``'s, per second of the run — the
+share of a core taken from the machine, which the program pays for when the cores are busy.
+What a pause costs after it (cold caches: the kernel's stop and resume run in the program's
+context) is CPU time, which varies by ±5 % between runs of the same arm here:
+``profile_agreement.py``'s wall and CPU arms are the place for it. ``probe`` rows run
+``workloads/pause_probe.py`` at stack depths and with idle threads, to show what a pause grows
+with. The designed cost of py-spy's share of the
 budget is ``pyspy.COST_PER_SAMPLE_S`` per sample; the summary sets the measured pause beside it.
 """
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,8 +66,11 @@ def one(arm: str, name: str, scale: float, rate: int, home: Path) -> dict[str, f
         hw += ["--profile", "-cprofiler.engine=py-spy", f"-cprofiler.rate_hz={rate}",
                "-cprofiler.budget=0.0001"]  # fmt: skip
     command = [*hw, "--", sys.executable, str(DRIVER), *body(name, scale)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(command, cwd=REPO, env=_env(home), capture_output=True, text=True,
                           check=False)  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tree_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = [x for x in done.stdout.splitlines() if x.startswith('{"work_s"')]
     if not lines or "main" not in lines[-1]:
         raise SystemExit(f"{arm} on {name} failed: {done.stderr[-1500:]}")
@@ -72,7 +80,8 @@ def one(arm: str, name: str, scale: float, rate: int, home: Path) -> dict[str, f
     run_s, wait_s, voluntary, involuntary = result["main"]
     wall = result["work_s"]
     return {"wall": wall, "run": run_s, "wait": wait_s, "stopped": wall - run_s - wait_s,
-            "vcsw": voluntary, "ivcsw": involuntary}  # fmt: skip
+            "vcsw": voluntary, "ivcsw": involuntary,
+            "outside": tree_cpu - result["work_cpu_s"]}  # fmt: skip
 
 
 def per_second(runs: list[dict[str, float]], key: str) -> float:
@@ -90,7 +99,7 @@ def main() -> int:
     print(f"machine: nproc={os.cpu_count()}; py-spy at {args.rate} Hz, blocking; "
           f"{args.rounds} rounds; median over rounds [min … max]")
     print(f"{'workload':16} {'pauses/s':>8} {'stopped µs/pause':>22} {'+wait µs/pause':>20} "
-          f"{'paused share':>13} {'load':>5}")  # fmt: skip
+          f"{'paused share':>13} {'outside cpu':>11} {'load':>5}")  # fmt: skip
     summary = []
     with tempfile.TemporaryDirectory(prefix="hw-pause-") as tmp:
         for name in names:
@@ -105,6 +114,10 @@ def main() -> int:
             # second, taken out of each py-spy run at its length
             base = {key: per_second(got["off"], key) for key in ("vcsw", "stopped", "wait")}
             rates, stopped, wait, share = [], [], [], []
+            # CPU the run's processes used outside the program's timed span, more than off: the
+            # supervisor's recorder and py-spy (start-ups alike in both arms), per second
+            outside_off = statistics.median(r["outside"] for r in got["off"])
+            outside = [(r["outside"] - outside_off) / r["wall"] for r in got["pyspy"]]
             for run in got["pyspy"]:
                 pauses = run["vcsw"] - base["vcsw"] * run["wall"]
                 if pauses < 1:
@@ -117,7 +130,8 @@ def main() -> int:
             cells = [f"{statistics.median(v):6.0f} [{min(v):5.0f} … {max(v):5.0f}]"
                      for v in (stopped, wait)]  # fmt: skip
             print(f"{name:16} {statistics.median(rates):8.1f} {cells[0]:>22} {cells[1]:>20} "
-                  f"{statistics.median(share):12.2%} {load:5.2f}")  # fmt: skip
+                  f"{statistics.median(share):12.2%} {statistics.median(outside):10.2%} "
+                  f"{load:5.2f}")  # fmt: skip
             summary.append(f"{name} {statistics.median(stopped):.0f}+"
                            f"{statistics.median(wait):.0f} µs")  # fmt: skip
     print(f"summary (stopped + added run-queue wait per pause; the budget's design figure "
