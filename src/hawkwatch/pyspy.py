@@ -15,8 +15,8 @@ the supervisor, one window per run (``W`` = ``profiler.window_s``, at most 10 s)
 threads out). While the program has children, py-spy runs with ``--subprocesses``, which
 follows forked and spawned children; without children it runs without, as that option costs
 about 1 % of a core all the time (a py-spy thread scanning every process on the machine for
-new children, whatever the rate). The recorder looks for children at each of its polls (the
-kernel's ``/proc/PID/task/TID/children`` lists, not a scan) and ends a window without the
+new children, whatever the rate). The recorder looks for children every ``CPU_POLLS`` polls
+(the kernel's ``/proc/PID/task/TID/children`` lists, not a scan) and ends a window without the
 option as soon as one appears, so the next one follows it. When the program execs (its
 ``/proc/PID/cmdline`` changes) the window ends at once too and the next one attaches to the new
 interpreter. Each window's rate is what py-spy's share of the budget pays for at the cost a
@@ -436,8 +436,11 @@ class Recorder:
                 child.wait(EXEC_POLL_S)
                 return cpu_last
             except subprocess.TimeoutExpired:
-                if not ended and (_program(self.pid) != program
-                                  or (not follow and children_of(self.pid))):  # fmt: skip
+                polls += 1
+                # children every CPU_POLLS polls: one file a thread, for a program of many
+                # threads more than the cmdline's one
+                forked = not follow and polls % CPU_POLLS == 0 and bool(children_of(self.pid))
+                if not ended and (forked or _program(self.pid) != program):
                     ended = True  # once: a second SIGINT could stop py-spy before it writes
                     with contextlib.suppress(ProcessLookupError):
                         child.send_signal(signal.SIGINT)  # the next window follows them
@@ -445,7 +448,6 @@ class Recorder:
                 if late > 0:  # stuck: free the program (the kernel detaches a killed tracer)
                     with contextlib.suppress(ProcessLookupError):
                         child.send_signal(signal.SIGINT if late < 2.0 else signal.SIGKILL)
-                polls += 1
                 spent.read()
                 if polls % CPU_POLLS == 0:  # the last readings stand for threads that end
                     cpu_last.update(thread_cpu_seconds(self.pid))
