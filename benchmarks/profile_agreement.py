@@ -28,7 +28,7 @@ Overhead (section 2): a driver runs the workload's body and reports its own wall
 (``perf_counter``, ``process_time``), so interpreter start-up is left out. Arms, alternated in
 rounds after a warm-up: ``plain`` (and ``aa``, the noise floor), ``hw-off`` (hawkwatch run,
 every monitor off: the baseline of the hawkwatch arms), ``hw-pyspy-100``/``hw-pyspy-budget``
-(only the profiler, py-spy engine at 100 Hz / at the default 1 % budget), ``hw-inproc-100``/
+(only the profiler, py-spy engine at 100 Hz / at the default budget), ``hw-inproc-100``/
 ``hw-inproc-budget`` (in-process engine), ``hw-pyspy-budget-nonblock`` (py-spy reading without
 pausing the program, ``profiler.pyspy_nonblocking=true``), and ``py-spy`` (py-spy record
 at 100 Hz, blocking, against ``plain``). A py-spy arm whose hawkwatch py-spy made no window
