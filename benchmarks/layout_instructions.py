@@ -28,6 +28,15 @@ per-thread dumps). Per run: instructions a loop and type-cache misses a loop (ca
 miss; taking each run's misses out at that cost leaves what the arms really do, and its
 difference is the profiler's cost. The functions whose own instructions differ most between
 arms (mean over layouts) are listed, to say where a difference sits.
+
+Time runs ~50× slower under callgrind, but the sampler's rate is set in wall time (its budget,
+its ``min_rate_hz`` floor): a loop gets ~100× the samples it gets natively, so the raw
+difference overstates sampling. Each run therefore also counts the samples taken within the
+timed loops (the session's windows, by overlap with the loops' wall span); the difference over
+them is the instructions one sample costs, all threads and every indirect effect included
+(frame objects made, GC traversals of the sampler's tables); and one native run per arm (20×
+the loops, no valgrind) gives the samples a loop natively, so ``natively`` is what sampling
+costs the loop off valgrind.
 """
 
 from __future__ import annotations
@@ -62,7 +71,7 @@ WORKLOADS = {
                    "\nloop = lambda: m.bench_json_dumps(data)", 4),
 }  # fmt: skip
 DRIVER = """
-import os, sys
+import os, sys, time
 sys.path.insert(0, {workloads!r}); sys.path.insert(0, {bench!r})
 from timed_run import shift_layout
 keep = shift_layout({tags}, {strings})
@@ -70,9 +79,12 @@ import run_benchmark as m
 {setup}
 loop()
 os.getppid()  # callgrind: zero the counters
+start = time.time()
 for _ in range({loops}):
     loop()
+end = time.time()
 os.getpgrp()  # callgrind: dump
+print("SPAN", start, end, flush=True)
 """
 LOOKUP_CALLER = re.compile(r"<\s.*typeobject\.c:_PyType_Lookup \(([\d,]+)x\)")
 
@@ -90,10 +102,35 @@ class Run:
     instructions: float
     misses: float  # type-cache misses
     functions: Counter[str] = field(default_factory=Counter)  # self instructions
+    samples: float = 0.0  # the in-process sampler's samples
+    span_s: float = 0.0  # wall seconds a loop took
+    sample_cost_s: float = 0.0  # the sampler's own time per sample
+
+
+def sampled(home: Path, stdout: str) -> tuple[float, float, float]:
+    """(samples the in-process sampler took within the timed loops, their wall seconds, its own
+    time per sample), from the session's windows, each counted for its overlap with the span."""
+    from hawkwatch.formats.cpu_profile import read_profiles
+    from hawkwatch.store import list_sessions
+
+    span = next((line.split()[1:] for line in stdout.splitlines() if line.startswith("SPAN ")),
+                None)  # fmt: skip
+    if span is None:
+        return 0.0, 0.0, 0.0
+    start, end = float(span[0]), float(span[1])
+    samples = cost = taken = 0.0
+    for session in list_sessions(home / "sessions"):
+        for profile in read_profiles(session.path, session.records().records).value:
+            overlap = min(end, profile.start_time + profile.duration_s) - max(
+                start, profile.start_time)  # fmt: skip
+            samples += profile.samples * max(overlap, 0.0) / profile.duration_s
+            cost += profile.cost_s
+            taken += profile.samples
+    return samples, end - start, cost / taken if taken else 0.0
 
 
 def one_run(workload: str, command: list[str], layout: tuple[int, int], *, loops: int,
-            work: Path, arm: str) -> Run:  # fmt: skip
+            work: Path, arm: str, native: bool = False) -> Run:  # fmt: skip
     import pyperformance
 
     bench = Path(pyperformance.__file__).parent / "data-files" / "benchmarks" / f"bm_{workload}"
@@ -103,10 +140,15 @@ def one_run(workload: str, command: list[str], layout: tuple[int, int], *, loops
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HAWKWATCH_", "_HAWKWATCH"))}
     env.update(HAWKWATCH_HOME=str(work / f"home-{out.stem}"), PYTHONHASHSEED="0")
     hawkwatch = str(Path(sys.executable).with_name("hawkwatch"))
-    argv = [hawkwatch, "run", *MONITORS_OFF, *command, "--", "setarch", "-R", "valgrind",
-            "--tool=callgrind", "--zero-before=os_getppid", "--dump-before=os_getpgrp",
-            f"--callgrind-out-file={out}", sys.executable, "-c", code]  # fmt: skip
+    callgrind = ["setarch", "-R", "valgrind", "--tool=callgrind", "--zero-before=os_getppid",
+                 "--dump-before=os_getpgrp", f"--callgrind-out-file={out}"]  # fmt: skip
+    argv = [hawkwatch, "run", *MONITORS_OFF, *command, "--", *([] if native else callgrind),
+            sys.executable, "-c", code]  # fmt: skip
     done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    samples, span_s, sample_cost_s = sampled(work / f"home-{out.stem}", done.stdout)
+    if native:
+        return Run(0.0, 0.0, samples=samples / loops, span_s=span_s / loops,
+                   sample_cost_s=sample_cost_s)  # fmt: skip
     dumps = sorted(work.glob(f"{out.name}.*"))  # the dump at os.getpgrp
     if done.returncode != 0 or not dumps:
         raise SystemExit(f"{workload} {arm} {layout} failed: {done.stderr[-1500:]}")
@@ -114,7 +156,8 @@ def one_run(workload: str, command: list[str], layout: tuple[int, int], *, loops
     totals = re.search(r"^(?:summary|totals):\s+(\d+)", text, re.MULTILINE)
     if totals is None:
         raise SystemExit(f"no totals in {dumps[0]}")
-    run = Run(int(totals.group(1)) / loops, _misses(_annotate(dumps[0], "--tree=caller")) / loops)
+    run = Run(int(totals.group(1)) / loops, _misses(_annotate(dumps[0], "--tree=caller")) / loops,
+              samples=samples / loops, span_s=span_s / loops)  # fmt: skip
     run.functions = Counter({k: v / loops for k, v in _functions(text).items()})
     for dump in work.glob(f"{out.name}*"):
         dump.unlink()
@@ -171,7 +214,8 @@ def _misses(tree: str) -> int:
 
 
 def report(workload: str, names: list[str], layouts: list[tuple[int, int]],
-           runs: dict[tuple[str, tuple[int, int]], Run]) -> str:  # fmt: skip
+           runs: dict[tuple[str, tuple[int, int]], Run],
+           native: dict[str, Run]) -> str:  # fmt: skip
     print(f"  {'layout':>10} {'arm':5} {'instructions/loop':>18} {'misses/loop':>12}")
     for (arm, layout), run in runs.items():
         print(f"  {layout[0]:>4},{layout[1]:<5} {arm:5} {run.instructions / 1e6:16.2f} M "
@@ -197,8 +241,19 @@ def report(workload: str, names: list[str], layouts: list[tuple[int, int]],
                   for lay in layouts]  # fmt: skip
         raw = means[arm][0] / means["off"][0] - 1
         net = means[arm][1] / means["off"][1] - 1
+        samples = statistics.fmean(runs[arm, lay].samples for lay in layouts)
+        per_sample = (means[arm][1] - means["off"][1]) / samples if samples else 0.0
+        slow = statistics.fmean(runs["off", lay].span_s for lay in layouts)
+        projected = ""
+        if arm in native and native[arm].span_s and samples:
+            here = native[arm]  # natively: the same loop, the sampler at its native rate
+            natively = here.samples * per_sample / means["off"][1]
+            projected = (f"; natively {here.samples:.1f} samples a loop of {here.span_s:.2f} s "
+                         f"(callgrind: {samples:.0f} in {slow:.0f} s) → {natively:+.3%}")
+        print(f"  {arm}: {samples:.0f} samples a loop under callgrind, "
+              f"{per_sample / 1e3:,.0f} k instructions a sample (misses out){projected}")
         parts.append(f"{arm} {raw:+.2%} (per layout {min(ratios):+.2%}…{max(ratios):+.2%}; "
-                     f"misses out {net:+.2%})")  # fmt: skip
+                     f"misses out {net:+.2%}{projected})")  # fmt: skip
         moved: Counter[str] = Counter()
         for lay in layouts:
             moved.update(runs[arm, lay].functions)
@@ -243,8 +298,11 @@ def main() -> int:
             with ThreadPoolExecutor(args.jobs) as pool:
                 results = list(pool.map(job_run, jobs))
             runs = dict(zip(jobs, results, strict=True))
+            native = {arm: one_run(workload, commands[arm], layouts[0], loops=loops * 20,
+                                   work=Path(tmp), arm=f"{arm}-native", native=True)
+                      for arm in names[1:]}  # fmt: skip
             print(f"\n{workload}: {loops} loops a run")
-            summary.append(report(workload, names, layouts, runs))
+            summary.append(report(workload, names, layouts, runs, native))
     print("\nsummary: profiler instructions a loop vs off, mean over layouts: "
           + " | ".join(summary))
     return 0
