@@ -271,3 +271,17 @@ def test_py_spy_follows_subprocesses_only_once_the_program_has_children(tmp_path
             os.kill(forked, signal.SIGKILL)
         os.kill(program.pid, signal.SIGKILL)
         program.wait()
+
+
+def test_py_spys_busy_time_counts_its_time_on_a_cpu_and_waiting_for_one() -> None:
+    import os
+    import time
+
+    from hawkwatch.pyspy import process_busy_seconds
+
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    busy = process_busy_seconds(os.getpid())
+    assert busy >= 0.9 * time.process_time()  # on a CPU at least as long as this process ran
+    assert process_busy_seconds(2**22 + 12345) == 0.0  # no such process: nothing, no error

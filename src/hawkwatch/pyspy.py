@@ -96,17 +96,32 @@ def default_rate(
 
 
 def cost_per_sample(cpu_s: float, seconds: float, rate_hz: float) -> float | None:
-    """What one sample cost the program, from py-spy's CPU time over ``seconds`` of sampling at
-    ``rate_hz``: its CPU per sample plus ``PAUSE_ALLOWANCE_S``. None without a measurement."""
+    """What one sample cost the program, from py-spy's busy time (on a CPU or waiting for one)
+    over ``seconds`` of sampling at ``rate_hz``: that per sample plus ``PAUSE_ALLOWANCE_S``.
+    None without a measurement."""
     samples = seconds * rate_hz
     if samples < 1 or cpu_s <= 0:
         return None
     return cpu_s / samples + PAUSE_ALLOWANCE_S
 
 
-def process_cpu_seconds(pid: int) -> float:
-    """CPU seconds of every thread of ``pid`` (``schedstat``; 0.0 when it cannot be read)."""
-    return sum(thread_cpu_seconds(pid, children=False).values())
+def process_busy_seconds(pid: int) -> float:
+    """Seconds every thread of ``pid`` spent on a CPU or runnable and waiting for one
+    (``schedstat``'s first two fields; 0.0 when they cannot be read). For py-spy both lengthen
+    the pause: on a busy machine it waits for a core while the program is stopped."""
+    total = 0.0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                on_cpu, waiting = f.read().split()[:2]
+            total += (int(on_cpu) + int(waiting)) / 1e9
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def parse_raw(
@@ -463,11 +478,12 @@ class Recorder:
 
 
 class Spent:
-    """py-spy's CPU time while it samples, read at the recorder's polls: from the first reading
-    ``STARTUP_S`` after its start (its start-up left out) to the last one."""
+    """py-spy's time on and waiting for a CPU while it samples, read at the recorder's polls:
+    from the first reading ``STARTUP_S`` after its start (its start-up left out) to the last
+    one."""
 
     def __init__(self, pid: int, started: float, clock: Callable[[], float] = time.monotonic,
-                 cpu: Callable[[int], float] = process_cpu_seconds) -> None:  # fmt: skip
+                 cpu: Callable[[int], float] = process_busy_seconds) -> None:  # fmt: skip
         self.pid = pid
         self.started = started
         self.clock = clock
