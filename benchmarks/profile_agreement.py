@@ -316,7 +316,12 @@ def agreement(
 
 ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-budget-nonblock",
         "hw-inproc-100", "hw-inproc-budget", "py-spy")  # fmt: skip
-BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
+PINNED = "-pin0"
+"""An arm name ending so runs the program on CPU 0 only (``taskset -c 0``; py-spy and the
+supervisor stay free), against ``hw-off-pin0``: a resumed thread cannot then be moved to the
+core py-spy just used (Linux's wake-up affinity: the tracer wakes it), so a difference between
+pinned and free arms is the cost of those migrations (a cold private L2 per move)."""
+BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain", "hw-off-pin0": "plain"}
 
 
 def arm_command(
@@ -324,6 +329,8 @@ def arm_command(
 ) -> list[str]:
     shift = [] if layout is None else ["--layout", layout]
     body = [sys.executable, str(DRIVER), *shift, *workload_argv(name, scale)]
+    if arm.endswith(PINNED):
+        arm, body = arm.removesuffix(PINNED), ["taskset", "-c", "0", *body]
     hw = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF, *STALL_OFF]
     profiled = {
         "hw-pyspy-100": ["--profile", "-cprofiler.engine=py-spy", "-cprofiler.rate_hz=100"],
@@ -382,7 +389,7 @@ def overhead(
                   "[min … max]" + (", mean" if random_layouts else "") + "):")  # fmt: skip
             print(f"  {'arm':24} {'vs':8} {'wall':>26} {'cpu':>26}")
             for arm in arms:
-                base = BASELINE.get(arm, "hw-off")
+                base = BASELINE.get(arm, "hw-off-pin0" if arm.endswith(PINNED) else "hw-off")
                 if arm == "plain" or base not in times:
                     continue
                 cells = []
