@@ -28,11 +28,13 @@ Overhead (section 2): a driver runs the workload's body and reports its own wall
 (``perf_counter``, ``process_time``), so interpreter start-up is left out. Arms, alternated in
 rounds after a warm-up: ``plain`` (and ``aa``, the noise floor), ``hw-off`` (hawkwatch run,
 every monitor off: the baseline of the hawkwatch arms), ``hw-pyspy-100``/``hw-pyspy-budget``
-(only the profiler, py-spy engine at 100 Hz / at the default 1 % budget), ``hw-inproc-100``/
+(only the profiler, py-spy engine at 100 Hz / at the default budget), ``hw-inproc-100``/
 ``hw-inproc-budget`` (in-process engine), ``hw-pyspy-budget-nonblock`` (py-spy reading without
 pausing the program, ``profiler.pyspy_nonblocking=true``), and ``py-spy`` (py-spy record
 at 100 Hz, blocking, against ``plain``). A py-spy arm whose hawkwatch py-spy made no window
-stops the benchmark. Overhead = median over rounds of arm / baseline − 1 (wall and CPU).
+stops the benchmark. Overhead = median over rounds of arm / baseline − 1 (wall, the process's
+CPU, and the main thread's own CPU from ``schedstat``: the process's CPU less the agent's
+threads).
 
 ``--random-layouts`` has every run (every arm, ``plain`` and ``aa`` included) first hand out
 0–255 type version tags and allocate 0–2047 small strings, drawn at random per run
@@ -316,7 +318,12 @@ def agreement(
 
 ARMS = ("plain", "aa", "hw-off", "hw-pyspy-100", "hw-pyspy-budget", "hw-pyspy-budget-nonblock",
         "hw-inproc-100", "hw-inproc-budget", "py-spy")  # fmt: skip
-BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain"}
+PINNED = "-pin0"
+"""An arm name ending so runs the program on CPU 0 only (``taskset -c 0``; py-spy and the
+supervisor stay free), against ``hw-off-pin0``: a resumed thread cannot then be moved to the
+core py-spy just used (Linux's wake-up affinity: the tracer wakes it), so a difference between
+pinned and free arms is the cost of those migrations (a cold private L2 per move)."""
+BASELINE = {"aa": "plain", "py-spy": "plain", "hw-off": "plain", "hw-off-pin0": "plain"}
 
 
 def arm_command(
@@ -324,6 +331,8 @@ def arm_command(
 ) -> list[str]:
     shift = [] if layout is None else ["--layout", layout]
     body = [sys.executable, str(DRIVER), *shift, *workload_argv(name, scale)]
+    if arm.endswith(PINNED):
+        arm, body = arm.removesuffix(PINNED), ["taskset", "-c", "0", *body]
     hw = [str(Path(sys.executable).with_name("hawkwatch")), "run", *MONITORS_OFF, *STALL_OFF]
     profiled = {
         "hw-pyspy-100": ["--profile", "-cprofiler.engine=py-spy", "-cprofiler.rate_hz=100"],
@@ -357,7 +366,7 @@ def overhead(
     with tempfile.TemporaryDirectory(prefix="hw-agreement-ovh-") as tmp:
         work = Path(tmp)
         for name in names:
-            times: dict[str, list[tuple[float, float]]] = {arm: [] for arm in arms}
+            times: dict[str, list[tuple[float, float, float]]] = {arm: [] for arm in arms}
             for round_number in range(rounds + 1):  # round 0 warms up
                 shift = round_number % len(arms)
                 order = [*arms[shift:], *arms[:shift]]
@@ -375,28 +384,29 @@ def overhead(
                     if not lines:
                         raise SystemExit(f"{arm} on {name} failed: {done.stderr[-1500:]}")
                     result = json.loads(lines[-1])
-                    if round_number:
-                        times[arm].append((result["work_s"], result["work_cpu_s"]))
+                    if round_number:  # main: the main thread's own CPU (schedstat)
+                        main = (result.get("main") or [result["work_cpu_s"]])[0]
+                        times[arm].append((result["work_s"], result["work_cpu_s"], main))
             shifted = ", a random memory layout per run" if random_layouts else ""
             print(f"\noverhead on {name} ({rounds} rounds{shifted}, median of per-round ratios "
                   "[min … max]" + (", mean" if random_layouts else "") + "):")  # fmt: skip
-            print(f"  {'arm':24} {'vs':8} {'wall':>26} {'cpu':>26}")
+            print(f"  {'arm':24} {'vs':8} {'wall':>26} {'cpu':>26} {'main thread cpu':>26}")
             for arm in arms:
-                base = BASELINE.get(arm, "hw-off")
+                base = BASELINE.get(arm, "hw-off-pin0" if arm.endswith(PINNED) else "hw-off")
                 if arm == "plain" or base not in times:
                     continue
                 cells = []
-                for column in (0, 1):
+                for column in (0, 1, 2):
                     ratios = [a[column] / b[column] - 1 for a, b in zip(times[arm], times[base],
                                                                         strict=True)]
                     cells.append(f"{statistics.median(ratios) * 100:+6.2f}% "
                                  f"[{min(ratios) * 100:+6.2f} … {max(ratios) * 100:+6.2f}]"
                                  + (f" mean {statistics.fmean(ratios) * 100:+.2f}%"
                                     if random_layouts else ""))  # fmt: skip
-                print(f"  {arm:24} {base:8} {cells[0]:>26} {cells[1]:>26}")
+                print(f"  {arm:24} {base:8} {cells[0]:>26} {cells[1]:>26} {cells[2]:>26}")
                 if arm != "hw-off":
                     wall, cpu = ((c.split()[0] + (f" (mean {c.split()[-1]})" if random_layouts
-                                                  else "")) for c in cells)  # fmt: skip
+                                                  else "")) for c in cells[:2])  # fmt: skip
                     summary.append(f"{name} {arm} wall {wall} cpu {cpu}")
     return summary
 

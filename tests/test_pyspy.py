@@ -127,9 +127,11 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
     chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
     assert chosen is not None
-    assert chosen.options.rate_hz == 13  # 0.8 % at 600 µs a sample, whole hertz
+    assert chosen.options.rate_hz == 7  # 0.4 % at 600 µs a sample, whole hertz
+    assert chosen.options.budget == pytest.approx(0.004)  # later windows adapt to it
     fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
     assert fixed is not None and fixed.options.rate_hz == 37
+    assert fixed.options.budget == 0.0  # a fixed rate stays fixed
 
 
 def test_a_py_spy_that_overruns_its_window_is_killed_and_the_program_goes_on(
@@ -166,3 +168,120 @@ def test_a_py_spy_that_overruns_its_window_is_killed_and_the_program_goes_on(
     finally:
         os.kill(program.pid, signal.SIGKILL)
         program.wait()
+
+
+def test_each_window_s_rate_is_what_py_spys_budget_pays_for_at_the_cost_measured() -> None:
+    """Deeper stacks and more threads make each pause longer: the next window's rate follows
+    py-spy's CPU per sample (plus the allowance for stopping and resuming), read at the polls
+    from ``STARTUP_S`` on, so py-spy's start-up is not charged to its samples."""
+    from hawkwatch.pyspy import PAUSE_ALLOWANCE_S, STARTUP_S, Recorder, RecorderOptions, Spent
+
+    now = [0.0]
+    cpu = {"s": 0.0}
+    spent = Spent(42, 0.0, clock=lambda: now[0], cpu=lambda pid: cpu["s"])
+    for t, used in ((0.1, 0.05), (STARTUP_S, 0.06), (5.5, 0.06 + 5.0 * 10 * 1.2e-3)):
+        now[0], cpu["s"] = t, used
+        spent.read()  # the reading at 0.1 s (start-up: 0.05 s of CPU) is not used
+    cost = spent.cost_per_sample(10)
+    assert cost == pytest.approx(1.2e-3 + PAUSE_ALLOWANCE_S)
+    adaptive = Recorder(1, RecorderOptions(rate_hz=7, budget=0.004, max_rate_hz=100.0))
+    assert adaptive.rate_hz == 7
+    assert adaptive.next_rate(cost) == 3  # 0.4 % at 1.4 ms, whole hertz
+    assert adaptive.next_rate(1e-5) == 100  # within max_rate_hz
+    assert adaptive.next_rate(None) == 7  # no measurement (a window shorter than STARTUP_S)
+    assert Recorder(1, RecorderOptions(rate_hz=100)).next_rate(cost) == 100  # a fixed rate
+    assert Spent(1, 0.0, clock=lambda: 9.0, cpu=lambda pid: 0.0).cost_per_sample(7) is None
+
+
+def test_descendants_come_from_the_kernels_children_lists() -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from hawkwatch.pyspy import children_of, descendants
+
+    code = ("import subprocess, sys, time\n"
+            "grandchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            "print(grandchild.pid, flush=True)\ntime.sleep(60)\n")  # fmt: skip
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    grandchild = 0
+    try:
+        assert child.stdout is not None
+        grandchild = int(child.stdout.readline())
+        assert children_of(child.pid) == [grandchild]
+        assert descendants(child.pid) == [grandchild]
+        assert set(descendants(os.getpid())) >= {child.pid, grandchild}
+        assert children_of(grandchild) == [] == descendants(grandchild)
+    finally:
+        if grandchild:
+            os.kill(grandchild, signal.SIGKILL)
+        child.kill()
+        child.wait()
+        assert child.stdout is not None
+        child.stdout.close()
+
+
+def test_py_spy_follows_subprocesses_only_once_the_program_has_children(tmp_path: Path) -> None:
+    """``--subprocesses`` costs ~1 % of a core (py-spy scans every process for new children),
+    so a window starts without it while the program has no children, and ends as soon as a
+    child appears: the next window follows it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from hawkwatch.pyspy import Recorder, RecorderOptions, children_of
+    from tests.builders import wait_for
+
+    calls = tmp_path / "calls.jsonl"
+    fake = tmp_path / "fake-py-spy"
+    fake.write_text(
+        f"#!{sys.executable}\nimport json, signal, sys, time\n"
+        f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "out = sys.argv[sys.argv.index('--output') + 1]\n"
+        "def done(*_):\n"
+        "    open(out, 'w').write('thread (1): MainThread;f (/a.py:1) 3\\n')\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGINT, done)\n"
+        "time.sleep(float(sys.argv[sys.argv.index('--duration') + 1]))\ndone()\n"
+    )
+    fake.chmod(0o755)
+    go = tmp_path / "fork-now"
+    program = subprocess.Popen([sys.executable, "-c", (
+        "import os, time\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+        "if os.fork() == 0:\n    time.sleep(600)\n    os._exit(0)\n"
+        "time.sleep(600)\n")])  # fmt: skip
+    recorder = Recorder(program.pid, RecorderOptions(window_s=10.0, executable=str(fake)))
+    try:
+        recorder.start()
+        assert wait_for(calls.exists, timeout_s=60)
+        go.touch()  # the program forks only now, during the first window
+        assert wait_for(lambda: len(recorder.windows) >= 1, timeout_s=60)
+        assert wait_for(lambda: len(calls.read_text().splitlines()) >= 2, timeout_s=60)
+        first, second = (json.loads(x) for x in calls.read_text().splitlines()[:2])
+        assert "--subprocesses" not in first
+        assert "--subprocesses" in second
+        assert recorder.windows[0].end - recorder.windows[0].start < 10.0  # ended at the fork
+        assert recorder.windows[0].profiles[program.pid].samples == 3
+    finally:
+        recorder.stop()
+        for forked in children_of(program.pid):
+            os.kill(forked, signal.SIGKILL)
+        os.kill(program.pid, signal.SIGKILL)
+        program.wait()
+
+
+def test_py_spys_busy_time_counts_its_time_on_a_cpu_and_waiting_for_one() -> None:
+    import os
+    import time
+
+    from hawkwatch.pyspy import process_busy_seconds
+
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    busy = process_busy_seconds(os.getpid())
+    assert busy >= 0.9 * time.process_time()  # on a CPU at least as long as this process ran
+    assert process_busy_seconds(2**22 + 12345) == 0.0  # no such process: nothing, no error

@@ -138,7 +138,12 @@ class ProfilerConfig(Options):
     outside (no bias toward where threads release the GIL); ``engine`` chooses."""
 
     enabled: bool = _option(False, "sample every thread's stack continuously into cpu-profile")
-    budget: float = _option(0.01, "CPU fraction of one core the sampler may use", 0.0001)
+    budget: float = _option(
+        0.005,
+        "CPU fraction of one core the samplers may use (py-spy's pauses included); 0.005 "
+        "leaves the total under 1 % with room for what no sampler can time",
+        0.0001,
+    )
     rate_hz: float = _option(0.0, "fixed sampling rate; 0 = adapt to the budget", 0)
     max_rate_hz: float = _option(100.0, "highest adaptive sampling rate", 0.1)
     min_rate_hz: float = _option(1.0, "lowest adaptive sampling rate", 0.01)

@@ -366,6 +366,9 @@ class OutsideSampler:
                 window_s=config.window_s,
                 nonblocking=config.pyspy_nonblocking,
                 executable=executable,
+                budget=0.0 if config.rate_hz > 0 else budget,
+                min_rate_hz=config.min_rate_hz,
+                max_rate_hz=config.max_rate_hz,
             )
         )
 
@@ -387,6 +390,8 @@ class OutsideSampler:
         note: dict[str, Any] = {
             "engine": "py-spy",
             "rate_hz": self.options.rate_hz,
+            "rates_hz": [w.rate_hz for w in recorder.windows],
+            "cost_per_sample_s": [w.cost_s for w in recorder.windows],
             "nonblocking": self.options.nonblocking,
             "windows": len(recorder.windows),
             "errors": recorder.errors[-5:],

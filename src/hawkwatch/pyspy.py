@@ -9,14 +9,20 @@ aliasing). ``hawkwatch run`` is the program's parent, so it may read the program
 the default ptrace rules without root (``profiler._allow_supervisor_to_trace`` covers Yama's
 ``ptrace_scope`` = 1, where only ancestors may).
 
-``Recorder`` runs ``py-spy record --pid … --subprocesses --format raw --duration W`` back to back
-on a thread of the supervisor, one window per run (``W`` = ``profiler.window_s``, at most 10 s),
-each output a ``Profile`` per process with ``sampler = "py-spy"`` and cpu counts only (py-spy
-leaves idle threads out). ``--subprocesses`` follows forked and spawned children; when the
-program execs (its ``/proc/PID/cmdline`` changes) the window ends at once and the next one
-attaches to the new interpreter. py-spy's own output goes to a pipe: the program's
-output and exit code are never touched. Pure parsing lives here too (``parse_raw``), so tests and
-benchmarks read py-spy's files the same way.
+``Recorder`` runs ``py-spy record --pid … --format raw --duration W`` back to back on a thread of
+the supervisor, one window per run (``W`` = ``profiler.window_s``, at most 10 s), each output a
+``Profile`` per process with ``sampler = "py-spy"`` and cpu counts only (py-spy leaves idle
+threads out). While the program has children, py-spy runs with ``--subprocesses``, which
+follows forked and spawned children; without children it runs without, as that option costs
+about 1 % of a core all the time (a py-spy thread scanning every process on the machine for
+new children, whatever the rate). The recorder looks for children every ``CPU_POLLS`` polls
+(the kernel's ``/proc/PID/task/TID/children`` lists, not a scan) and ends a window without the
+option as soon as one appears, so the next one follows it. When the program execs (its
+``/proc/PID/cmdline`` changes) the window ends at once too and the next one attaches to the new
+interpreter. Each window's rate is what py-spy's share of the budget pays for at the cost a
+sample had in the window before (``Recorder.next_rate``). py-spy's own output goes to a pipe:
+the program's output and exit code are never touched. Pure parsing lives here too
+(``parse_raw``), so tests and benchmarks read py-spy's files the same way.
 """
 
 from __future__ import annotations
@@ -42,11 +48,19 @@ from hawkwatch.model.stack import PyFrame, StackTable
 MAX_WINDOW_S: Final = 10.0
 """A window is written at least this often, so a program killed early still has a profile."""
 COST_PER_SAMPLE_S: Final = 600e-6
-"""What one blocking py-spy sample (pause every thread, read, resume) costs the program in *wall*
-time, which is what a pause takes from it. ``benchmarks/profile_agreement.py`` on pyperformance's
-``raytrace`` (2-vCPU VM, 7–12 rounds a figure) put it at 0.2 to 0.65 ms: +1.56 % wall at 53 Hz,
-+1.76 % at 27 Hz, +0.27 % at 13 Hz. The dearer end sets the rate, so the budget holds: py-spy
-gets 80 % of the default 1 % budget, 13 Hz. (150 µs, from CPU time, gave 53 Hz.)"""
+"""What one blocking py-spy sample (pause every thread, read, resume) is taken to cost the program
+in *wall* time until a window has measured it (``Recorder``): ``benchmarks/pyspy_pause.py`` put the
+main thread's stopped time per sample at 0.5–0.58 ms on pyperformance's ``raytrace``, ``richards``,
+``go`` and ``json_dumps`` under ``hawkwatch run`` (2-vCPU VM). It grows with the stack's depth
+(~10 µs a frame) and the process's threads (~95 µs each, idle ones too): 0.37 ms for 5 frames
+and three threads, 1.4 ms for 100 frames, 3.5 ms beside 32 idle threads."""
+PAUSE_ALLOWANCE_S: Final = 200e-6
+"""Added to py-spy's own CPU time per sample to give the pause: stopping the threads and waking
+them again is time the program is stopped but py-spy does not run (``pyspy_pause.py``: pauses
+0.1–0.25 ms longer than py-spy's CPU per sample, from 5 to 100 frames and 3 to 35 threads)."""
+STARTUP_S: Final = 0.5
+"""py-spy's CPU from its start to its first reading after this long is left out of the cost per
+sample: that part is its start-up (reading the interpreter's symbols), not sampling."""
 
 AGENT_THREAD_PREFIX: Final = "hawkwatch"
 AGENT_DIR: Final = str(Path(__file__).resolve().parent / "agent") + "/"
@@ -70,13 +84,44 @@ def find_pyspy() -> str | None:
     return str(beside) if beside.is_file() else None
 
 
-def default_rate(budget: float, fixed_hz: float, max_hz: float, min_hz: float) -> int:
-    """py-spy's rate: the fixed rate, else what the CPU budget pays for within the rate limits;
-    a whole number of hertz (at least 1), the only rates py-spy accepts (``--rate 53.3333`` is
-    an argument error, and the engine then never ran)."""
+def default_rate(
+    budget: float, fixed_hz: float, max_hz: float, min_hz: float, cost_s: float = COST_PER_SAMPLE_S
+) -> int:
+    """py-spy's rate: the fixed rate, else what the CPU budget pays for at ``cost_s`` a sample
+    within the rate limits; a whole number of hertz (at least 1), the only rates py-spy accepts
+    (``--rate 53.3333`` is an argument error, and the engine then never ran)."""
     if fixed_hz > 0:
         return max(1, round(fixed_hz))
-    return max(1, round(min(max(budget / COST_PER_SAMPLE_S, min_hz), max_hz)))
+    return max(1, round(min(max(budget / cost_s, min_hz), max_hz)))
+
+
+def cost_per_sample(cpu_s: float, seconds: float, rate_hz: float) -> float | None:
+    """What one sample cost the program, from py-spy's busy time (on a CPU or waiting for one)
+    over ``seconds`` of sampling at ``rate_hz``: that per sample plus ``PAUSE_ALLOWANCE_S``.
+    None without a measurement."""
+    samples = seconds * rate_hz
+    if samples < 1 or cpu_s <= 0:
+        return None
+    return cpu_s / samples + PAUSE_ALLOWANCE_S
+
+
+def process_busy_seconds(pid: int) -> float:
+    """Seconds every thread of ``pid`` spent on a CPU or runnable and waiting for one
+    (``schedstat``'s first two fields; 0.0 when they cannot be read). For py-spy both lengthen
+    the pause: on a busy machine it waits for a core while the program is stopped."""
+    total = 0.0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                on_cpu, waiting = f.read().split()[:2]
+            total += (int(on_cpu) + int(waiting)) / 1e9
+        except (OSError, ValueError):
+            continue
+    return total
 
 
 def parse_raw(
@@ -176,16 +221,48 @@ def scaled(
     return {stack: count for stack, count in scaled.items() if count}
 
 
-def thread_cpu_seconds(pid: int) -> dict[int, float]:
-    """CPU seconds of every thread of ``pid`` and its descendants, by native thread id
-    (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU)."""
-    pids = [pid]
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid``, from the kernel's per-thread ``children`` lists (no scan of
+    every process); psutil's scan where the kernel has no such file."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                found += [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            return _children_scanned(pid)
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _children_scanned(pid: int) -> list[int]:
     try:
         import psutil
 
-        pids += [child.pid for child in psutil.Process(pid).children(recursive=True)]
+        return [child.pid for child in psutil.Process(pid).children()]
     except Exception:  # noqa: BLE001 (gone, or no permission: what can be read is enough)
-        pass
+        return []
+
+
+def descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    todo = children_of(pid)
+    while todo and len(found) < 10_000:
+        one = todo.pop()
+        found.append(one)
+        todo += children_of(one)
+    return found
+
+
+def thread_cpu_seconds(pid: int, *, children: bool = True) -> dict[int, float]:
+    """CPU seconds of every thread of ``pid`` and (``children``) its descendants, by native
+    thread id (``/proc/<pid>/task/<tid>/schedstat``: nanoseconds on a CPU)."""
+    pids = [pid, *(descendants(pid) if children else [])]
     found: dict[int, float] = {}
     for one in pids:
         try:
@@ -224,11 +301,14 @@ def window_profile(
 
 @dataclass
 class Window:
-    """One py-spy run: its time span and the profiles of each process it saw."""
+    """One py-spy run: its time span, rate, and the profiles of each process it saw."""
 
     start: float
     end: float
     profiles: dict[int, Profile] = field(default_factory=dict)
+    rate_hz: float = 0.0
+    cost_s: float | None = None
+    """What a sample cost, measured over this window (``cost_per_sample``)."""
 
 
 @dataclass
@@ -240,6 +320,12 @@ class RecorderOptions:
     overrun_s: float = 30.0
     """A py-spy still running this long after its window should have ended is stopped (SIGINT,
     then SIGKILL): a py-spy stuck while attached would keep the program paused."""
+    budget: float = 0.0
+    """py-spy's share of ``profiler.budget``: > 0 sets each window's rate to what it pays for at
+    the cost per sample the previous window measured (``rate_hz`` is the first window's); 0
+    keeps ``rate_hz`` (a fixed rate)."""
+    min_rate_hz: float = 1.0
+    max_rate_hz: float = 100.0
 
 
 class Recorder:
@@ -252,6 +338,7 @@ class Recorder:
     def __init__(self, pid: int, options: RecorderOptions) -> None:
         self.pid = pid
         self.options = options
+        self.rate_hz = max(1, round(options.rate_hz))
         self.windows: list[Window] = []
         self.errors: list[str] = []
         self._stop = threading.Event()
@@ -276,13 +363,15 @@ class Recorder:
                 current.kill()
             self._thread.join(timeout)
 
-    def _command(self, output: Path) -> list[str]:
+    def _command(self, output: Path, follow: bool = True) -> list[str]:
         o = self.options
-        rate = str(max(1, round(o.rate_hz)))  # py-spy takes whole hertz only
+        rate = str(self.rate_hz)  # py-spy takes whole hertz only
         command = [o.executable, "record", "--pid", str(self.pid), "--rate", rate,
                    "--duration", str(max(1, round(min(o.window_s, MAX_WINDOW_S)))),
-                   "--format", "raw", "--threads", "--subprocesses", "--full-filenames",
+                   "--format", "raw", "--threads", "--full-filenames",
                    "--output", str(output)]  # fmt: skip
+        if follow:
+            command.append("--subprocesses")
         if o.nonblocking:
             command.append("--nonblocking")
         return command
@@ -308,34 +397,18 @@ class Recorder:
             if self._stop.is_set():
                 return
             log = output.with_suffix(".log").open("w+b")  # a file: a pipe could fill up
+            follow = bool(children_of(self.pid))
             self._current = child = subprocess.Popen(
-                self._command(output),
+                self._command(output, follow),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
                 start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
                 preexec_fn=_die_with_parent(),  # noqa: PLW1509 (one system call, no locks)
             )
-        program = _program(self.pid)
-        cpu_last = dict(cpu_before)
-        polls = 0
-        deadline = time.monotonic() + min(self.options.window_s, MAX_WINDOW_S)
-        deadline += self.options.overrun_s
-        while True:  # a program that execs another gets a new window (py-spy loses it)
-            try:
-                child.wait(EXEC_POLL_S)
-                break
-            except subprocess.TimeoutExpired:
-                if _program(self.pid) != program:
-                    with contextlib.suppress(ProcessLookupError):
-                        child.send_signal(signal.SIGINT)
-                late = time.monotonic() - deadline
-                if late > 0:  # stuck: free the program (the kernel detaches a killed tracer)
-                    with contextlib.suppress(ProcessLookupError):
-                        child.send_signal(signal.SIGINT if late < 2.0 else signal.SIGKILL)
-                polls += 1
-                if polls % CPU_POLLS == 0:  # the last readings stand for threads that end
-                    cpu_last.update(thread_cpu_seconds(self.pid))
+        spent = Spent(child.pid, time.monotonic())
+        cpu_last = self._watch(child, follow, spent, dict(cpu_before))
+        rate = self.rate_hz
         end = time.time()
         with log:
             log.seek(0)
@@ -352,11 +425,89 @@ class Recorder:
             return
         cpu_last.update(thread_cpu_seconds(self.pid))
         used = {t: s - cpu_before.get(t, 0.0) for t, s in cpu_last.items()}
-        per_pid = cpu_weighted(parse_raw_threads(text, self.pid), used, self.options.rate_hz)
-        window = Window(start, end)
+        per_pid = cpu_weighted(parse_raw_threads(text, self.pid), used, rate)
+        window = Window(start, end, rate_hz=rate, cost_s=spent.cost_per_sample(rate))
         for pid, stacks in per_pid.items():
-            window.profiles[pid] = window_profile(stacks, start, end - start, self.options.rate_hz)
+            window.profiles[pid] = window_profile(stacks, start, end - start, rate)
         self.windows.append(window)
+        self.rate_hz = self.next_rate(window.cost_s)
+
+    def _watch(
+        self,
+        child: subprocess.Popen[bytes],
+        follow: bool,
+        spent: Spent,
+        cpu_last: dict[int, float],
+    ) -> dict[int, float]:
+        """Wait for py-spy's window to end; end it early when the program execs or (``follow``
+        off) gets a child; stop a stuck py-spy. Returns the threads' last CPU readings."""
+        program = _program(self.pid)
+        polls = 0
+        ended = False
+        deadline = time.monotonic() + min(self.options.window_s, MAX_WINDOW_S)
+        deadline += self.options.overrun_s
+        while True:
+            try:
+                child.wait(EXEC_POLL_S)
+                return cpu_last
+            except subprocess.TimeoutExpired:
+                polls += 1
+                # children every CPU_POLLS polls: one file a thread, for a program of many
+                # threads more than the cmdline's one
+                forked = not follow and polls % CPU_POLLS == 0 and bool(children_of(self.pid))
+                if not ended and (forked or _program(self.pid) != program):
+                    ended = True  # once: a second SIGINT could stop py-spy before it writes
+                    with contextlib.suppress(ProcessLookupError):
+                        child.send_signal(signal.SIGINT)  # the next window follows them
+                late = time.monotonic() - deadline
+                if late > 0:  # stuck: free the program (the kernel detaches a killed tracer)
+                    with contextlib.suppress(ProcessLookupError):
+                        child.send_signal(signal.SIGINT if late < 2.0 else signal.SIGKILL)
+                spent.read()
+                if polls % CPU_POLLS == 0:  # the last readings stand for threads that end
+                    cpu_last.update(thread_cpu_seconds(self.pid))
+
+    def next_rate(self, cost_s: float | None) -> int:
+        """The next window's rate: what py-spy's budget pays for at the cost a sample had in
+        the last window (deeper stacks and more threads make each pause longer); unchanged
+        with a fixed rate or without a measurement."""
+        o = self.options
+        if o.budget <= 0 or cost_s is None:
+            return self.rate_hz
+        return default_rate(o.budget, 0.0, o.max_rate_hz, o.min_rate_hz, cost_s)
+
+
+class Spent:
+    """py-spy's time on and waiting for a CPU while it samples, read at the recorder's polls:
+    from the first reading ``STARTUP_S`` after its start (its start-up left out) to the last
+    one."""
+
+    def __init__(self, pid: int, started: float, clock: Callable[[], float] = time.monotonic,
+                 cpu: Callable[[int], float] = process_busy_seconds) -> None:  # fmt: skip
+        self.pid = pid
+        self.started = started
+        self.clock = clock
+        self.cpu = cpu
+        self.first: tuple[float, float] | None = None
+        self.last: tuple[float, float] | None = None
+
+    def read(self) -> None:
+        now = self.clock()
+        if now - self.started < STARTUP_S:
+            return
+        cpu = self.cpu(self.pid)
+        if cpu <= 0:  # gone: the last reading stands
+            return
+        if self.first is None:
+            self.first = (now, cpu)
+        else:
+            self.last = (now, cpu)
+
+    def cost_per_sample(self, rate_hz: float) -> float | None:
+        if self.first is None or self.last is None:
+            return None
+        return cost_per_sample(self.last[1] - self.first[1], self.last[0] - self.first[0],
+                               rate_hz)  # fmt: skip
 
 
 def _die_with_parent() -> Callable[[], None] | None:

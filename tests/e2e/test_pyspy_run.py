@@ -149,6 +149,9 @@ def test_the_dominant_function_gets_the_largest_share_in_each_process(ran) -> No
 
     note = by_role["parent"].metadata["profiler_outside"]
     assert note["engine"] == "py-spy" and note["windows"] >= 1
+    # profiler.rate_hz fixes the rate: every window kept it, whatever a sample cost
+    assert note["rates_hz"] == [100] * note["windows"]
+    assert len(note["cost_per_sample_s"]) == note["windows"]
 
 
 def test_the_episode_tree_comes_from_py_spy(ran) -> None:

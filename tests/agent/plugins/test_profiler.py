@@ -119,7 +119,7 @@ def test_the_default_budget_adapts_the_rate_within_its_bounds(hawkwatch_home: Pa
     )
     assert wait_for(lambda: len(profiles()) >= 2, timeout_s=30)
     for profile in profiles():
-        assert profile.budget == 0.01
+        assert profile.budget == ProfilerConfig().budget == 0.005
         assert 1.0 * 0.5 <= profile.rate_hz <= 100 * 1.5  # min_rate_hz … max_rate_hz, with jitter
 
 

@@ -26,7 +26,7 @@ throughout — nothing in a sample releases it — so no Python thread runs mean
 wake-ups and cold caches that the sampler cannot time; ``benchmarks/profiler_overhead.py`` put
 the whole loss per sample at 0.13–0.32 ms on a 2-vCPU VM, so the allowance is 0.25 ms and the
 budget bounds what the program loses). Its moving average ``cost`` sets the next wait to
-``cost / profiler.budget`` (0.01 = 1 % of one core), within ``1/max_rate_hz`` …
+``cost / profiler.budget`` (0.005 = 0.5 % of one core), within ``1/max_rate_hz`` …
 ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead (beside py-spy it is
 py-spy's rate, and this sampler keeps to its budget share: ``_fixed_rate``).
 
