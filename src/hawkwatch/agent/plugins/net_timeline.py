@@ -337,20 +337,27 @@ def call_sites(
 ) -> tuple[int, tuple[tuple[CodeType, int], ...]]:
     """The outermost HTTP client above ``frame`` and the innermost app frames (at most five).
 
-    One walk outwards, one dictionary look-up per frame and no call: library frames (HTTP
-    stack, hawkwatch) are skipped; the client is the one of ``_CLIENTS`` farthest from the
-    socket seen before the first app frame. App frames are kept as (code, ``f_lasti``): named
-    in ``to_record``. With ``depth`` (``sys._getframe(depth)`` here is ``frame``), a walk
-    through the library frames learned from the same caller line is jumped over in C
-    (``sys._getframe`` makes no frame object on the way, ``f_back`` makes one per frame), when
-    the frame it ended at is again the last library frame and an app frame calls it.
+    One walk outwards (``_walk``), one dictionary look-up per frame and no call per frame:
+    library frames (HTTP stack, hawkwatch) are skipped; the client is the one of ``_CLIENTS``
+    farthest from the socket seen before the first app frame. App frames are kept as (code,
+    ``f_lasti``): named in ``to_record``. With ``depth`` (``sys._getframe(depth)`` here is
+    ``frame``), a walk through the library frames learned from the same caller line is jumped
+    over in C (``sys._getframe`` makes no frame object on the way, ``f_back`` makes one per
+    frame), when the frame it ended at is again the last library frame and an app frame calls
+    it.
     """
+    client, app = _walk(frame, depth + 1 if depth >= 0 else -1)
+    return client, _app_frames(app, _kinds)
+
+
+def _walk(frame: FrameType | None, depth: int) -> tuple[int, FrameType | None]:
+    """``call_sites``' walk: the client and the first app frame (``depth`` as there, counted
+    from this function's frame)."""
     kinds = _kinds
     client = 0
     if depth >= 0 and frame is not None:
         code = frame.f_code
-        key = (id(code), frame.f_lasti)
-        route = _routes.get(key)
+        route = _routes.get((id(code), frame.f_lasti))
         if route is not None and route[0] is code:
             try:
                 last = _getframe(depth + route[1] - 1)
@@ -358,7 +365,7 @@ def call_sites(
                 last = None
             app = None if last is None or last.f_code is not route[2] else last.f_back
             if app is not None and (kinds.get(app.f_code.co_filename) or _learn(app)) == _APP:
-                return route[3], _app_frames(app, kinds)
+                return route[3], app
     start, walked, last_code = frame, 0, None
     while frame is not None:
         try:
@@ -367,14 +374,14 @@ def call_sites(
             kind = _learn(frame)
         if kind < 0:
             if kind == _APP and walked >= _ROUTE_MIN and depth >= 0 and start is not None:
-                _learn_route(start, walked, last_code, client)
+                _learn_route(start, walked, last_code, client)  # the next one jumps
             break
         if kind > client:  # noqa: PLR1730 - max() is a call per frame
             client = kind
         last_code = frame.f_code
         walked += 1
         frame = frame.f_back
-    return client, _app_frames(frame, kinds)
+    return client, frame
 
 
 def _learn_route(
@@ -426,34 +433,5 @@ def describe_context(
 
 def client_of(depth: int) -> int:
     """Which client of ``_CLIENTS`` made the request (``sys._getframe(depth)`` in the caller:
-    the hook's caller), for an untraced request: the learned route of ``call_sites`` where
-    it holds (as checked there), else a walk to the first app frame, naming no frame."""
-    frame: FrameType | None = _getframe(depth + 1)
-    assert frame is not None
-    code = frame.f_code
-    kinds = _kinds
-    route = _routes.get((id(code), frame.f_lasti))
-    if route is not None and route[0] is code:
-        try:
-            last = _getframe(depth + route[1])
-        except ValueError:
-            last = None
-        app = None if last is None or last.f_code is not route[2] else last.f_back
-        if app is not None and (kinds.get(app.f_code.co_filename) or _learn(app)) == _APP:
-            return route[3]
-    start, client, walked, last_code = frame, 0, 0, None
-    while frame is not None:
-        try:
-            kind = kinds[frame.f_code.co_filename]
-        except KeyError:
-            kind = _learn(frame)
-        if kind < 0:
-            if kind == _APP and walked >= _ROUTE_MIN:
-                _learn_route(start, walked, last_code, client)  # the next one jumps
-            break
-        if kind > client:  # noqa: PLR1730 - max() is a call per frame
-            client = kind
-        last_code = frame.f_code
-        walked += 1
-        frame = frame.f_back
-    return client
+    the hook's caller), for an untraced request: ``call_sites``' walk, naming no frame."""
+    return _walk(_getframe(depth + 1), depth + 2)[0]

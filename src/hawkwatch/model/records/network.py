@@ -83,12 +83,22 @@ class NetworkTransaction(JsonRecord, frozen=True, kw_only=False):
     and ``reused``, sizes, thread and call sites are unknown."""
 
     def record_key(self) -> str:
-        return f"{self.start:.6f}_{self.index}"  # time_key's format, in one step
+        return start_index_key(self.start, self.index)
 
     @classmethod
     def fields_from_key(cls, key: str) -> dict[str, Any]:
-        moment, _, index = key.partition("_")
-        fields: dict[str, Any] = {"start": parse_number(moment)}
-        if index.isdigit():
-            fields["index"] = int(index)
-        return fields
+        return start_index_fields(key)
+
+
+def start_index_key(start: float, index: int) -> str:
+    """``<start>_<index>``: the key of the network collections (time_key's format, one step)."""
+    return f"{start:.6f}_{index}"
+
+
+def start_index_fields(key: str) -> dict[str, Any]:
+    """The fields ``start_index_key`` made ``key`` of (an index that is not a number: none)."""
+    moment, _, index = key.partition("_")
+    fields: dict[str, Any] = {"start": parse_number(moment)}
+    if index.isdigit():
+        fields["index"] = int(index)
+    return fields

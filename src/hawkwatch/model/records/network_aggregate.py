@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from hawkwatch.model import collections as c
 from hawkwatch.model.network_rules import SUB_BUCKETS
-from hawkwatch.model.records._codec import Count, Finite, JsonRecord, NonNegative, parse_number
+from hawkwatch.model.records._codec import Count, Finite, JsonRecord, NonNegative
+from hawkwatch.model.records.network import start_index_fields, start_index_key
 
 
 def bucket_bounds(bucket: int) -> tuple[int, int]:
@@ -52,12 +53,8 @@ class NetworkAggregate(JsonRecord, frozen=True):
     """``[bucket, count]`` of the requests' totals (``bucket_bounds``), ascending buckets."""
 
     def record_key(self) -> str:
-        return f"{self.start:.6f}_{self.index}"
+        return start_index_key(self.start, self.index)
 
     @classmethod
     def fields_from_key(cls, key: str) -> dict[str, Any]:
-        moment, _, index = key.partition("_")
-        fields: dict[str, Any] = {"start": parse_number(moment)}
-        if index.isdigit():
-            fields["index"] = int(index)
-        return fields
+        return start_index_fields(key)
