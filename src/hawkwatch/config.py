@@ -185,8 +185,9 @@ class NetworkConfig(Options):
 
 
 class IoConfig(Options):
-    """File-I/O canary (Matrix IOCanary's rules); off by default (``hawkwatch run --io``): it
-    costs a few microseconds per file watched, about half that per file left unwatched.
+    """File-I/O canary (Matrix IOCanary's rules); on by default (``hawkwatch run --no-io`` or
+    ``enabled=false`` turns it off): it costs a few microseconds per file watched, about half
+    that per file left unwatched, and nothing measurable to a program that does no file I/O.
     Each opening site's first ``site_warmup`` files are watched; then a site with no issue has
     one file in ``sample_every`` watched (an issue there makes it fully watched): lower
     ``sample_every`` (1 = every file) to catch rare leaks at busy sites sooner, at a higher cost.
@@ -194,7 +195,7 @@ class IoConfig(Options):
     ``repeat_window_ms`` to catch re-reads further apart; set ``redact`` when file paths carry
     names or ids that must not leave the host."""
 
-    enabled: bool = _option(False, "watch file I/O and record misuse in io-issue")
+    enabled: bool = _option(True, "watch file I/O and record misuse in io-issue")
     loop_thread: bool = _option(True, "report file I/O on an event loop's thread")
     loop_op_ms: float = _option(13.0, "one read or write on a loop thread longer than this", 0)
     loop_continual_ms: float = _option(

@@ -133,7 +133,9 @@ def test_failing_monitors_are_disabled_and_recorded_and_the_app_never_sees_it(
     agent = current_agent()
     assert agent is not None
     names = [m.name for m in agent.monitors]
-    assert names == ["crash", "launch", "gc", "resources", "stall", "cpu", "memory", "network"]
+    assert names == [
+        *("crash", "launch", "gc", "resources", "stall", "cpu", "memory", "network", "io")
+    ]
     assert sum("fails-while-sampling" in r.getMessage() for r in caplog.records) == 1
 
 

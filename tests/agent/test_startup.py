@@ -44,6 +44,8 @@ NOT_AT_START = (
     "traceback",  # formats an exception at the agent's first error
     "msgspec",  # with the typed model: start and exit records are plain (model.plain_records)
     "hawkwatch.model.records",  # loaded by a monitor when it writes (test_startup_records.py)
+    "dataclasses",  # the I/O canary (on by default) keeps plain classes (model.io)
+    "inspect",
 )
 
 

@@ -17,9 +17,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "io_misuse.py"
 
 
 def test_the_example_app_shows_exactly_its_four_misuses(runner: Runner) -> None:
-    # 32 MB take more than 1 ms to read on any machine; the 13 ms default is for real use.
+    # The canary is on by default. 32 MB take more than 1 ms to read on any machine; the 13 ms
+    # default is for real use.
     done = runner.hawkwatch(
-        "run", "--io", "-c", "io.loop_op_ms=1", "--", sys.executable, str(EXAMPLE), "--big-mb", "32"
+        "run", "-c", "io.loop_op_ms=1", "--", sys.executable, str(EXAMPLE), "--big-mb", "32"
     )
     assert done.returncode == 0, done.stderr
     assert "four misuses" in done.stdout
@@ -48,6 +49,22 @@ def test_the_example_app_shows_exactly_its_four_misuses(runner: Runner) -> None:
     assert {(i["unwatched"], i["sampled_one_in"]) for i in listed} == {(0, 1)}
     console = runner.hawkwatch("report")
     assert "File I/O issues (4 kinds, 4 in all)" in console.stdout
+
+
+WHICH_OPEN = "import io; print(open is io.open, type(open).__name__)"
+
+
+def test_no_io_leaves_open_alone_and_io_wins_over_the_options(runner: Runner) -> None:
+    """``--no-io`` turns the default canary off; ``--io`` turns it on over ``io.enabled``."""
+    cases = {
+        ("--no-io",): "builtin_function_or_method",  # the real open
+        (): "method",  # the canary's
+        ("-c", "io.enabled=false", "--io"): "method",
+    }
+    for flags, kind in cases.items():
+        done = runner.hawkwatch("run", *flags, "--", sys.executable, "-c", WHICH_OPEN)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == ["True", kind], flags
 
 
 FORKING_APP = """

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hawkwatch.model.io import ISSUE_TYPES, IoFrameRow, IoIssueRow
+from hawkwatch.model.io import ISSUE_TYPES
+from hawkwatch.model.io_rows import IoFrameRow, IoIssueRow
 from hawkwatch.model.records.io import IoIssue
 
 

@@ -49,8 +49,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--io",
-        action="store_true",
-        help="turn the file-I/O canary on (same as -c io.enabled=true)",
+        action=argparse.BooleanOptionalAction,
+        help="the file-I/O canary is on by default; --no-io turns it off (same as "
+        "-c io.enabled=false), --io turns it back on over a config file's io.enabled=false",
     )
     add_option_arguments(
         parser, "any option, e.g. -c resources.interval_s=1 (see hawkwatch check-config)"
@@ -72,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     if args.profile:
         options["profiler.enabled"] = "true"
-    if args.io:
-        options["io.enabled"] = "true"
+    if args.io is not None:
+        options["io.enabled"] = "true" if args.io else "false"
     if args.memory is not None:
         backend = args.memory
         if backend not in MEMORY_BACKENDS:

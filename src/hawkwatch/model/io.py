@@ -4,12 +4,27 @@ the thresholds of the four rules (``../shared/design/detectors.md`` §3).
 ``FileStats`` is filled on the host's own threads for every read or write that reaches the OS,
 so it is a plain class whose counters default on the class: creating one sets four fields, and a
 file that is opened and closed without I/O costs nothing more. Times are ``perf_counter_ns``.
+
+The agent imports this module at every start (the canary is on by default), so it holds plain
+classes only (no ``dataclasses``, whose import pulls in ``inspect``), and the issue key is
+computed here, without the typed model (``model.records.io`` builds its records from it). The
+report's rows are in ``model.io_rows``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol
+
+    class _Frame(Protocol):
+        @property
+        def function(self) -> str: ...
+        @property
+        def file(self) -> str: ...
+
 
 LOOP_THREAD_IO: Final = "loop-thread-io"
 SMALL_BUFFER: Final = "small-buffer"
@@ -18,6 +33,18 @@ UNCLOSED: Final = "unclosed"
 
 #: The issue types, in report order.
 ISSUE_TYPES: Final = (LOOP_THREAD_IO, SMALL_BUFFER, REPEATED_READ, UNCLOSED)
+
+#: Frames of the key, as IOCanary keys on the first four lines of the stack.
+KEY_FRAMES: Final = 4
+
+
+def issue_key(kind: str, path: str, frames: Sequence[_Frame]) -> str:
+    """``type:md5(path + ":" + top frames)``, IOCanary's de-duplication key per detector."""
+    import hashlib  # at the first issue, not at every start
+
+    top = "\n".join(f"{frame.function} ({frame.file})" for frame in frames[:KEY_FRAMES])
+    digest = hashlib.md5(f"{path}:{top}".encode(errors="replace"), usedforsecurity=False)
+    return f"{kind}:{digest.hexdigest()}"
 
 
 class FileStats:
@@ -72,55 +99,73 @@ class FileStats:
         )
 
 
-@dataclass(frozen=True, slots=True)
 class IoRules:
-    """The four rules' switches and thresholds (IOCanary's numbers unless said otherwise)."""
+    """The four rules' switches and thresholds (IOCanary's numbers unless said otherwise).
 
-    loop_thread: bool = True
-    loop_op_ns: int = 13_000_000
-    """One op on a loop thread longer than this is an issue (``kPossibleNegativeThreshold``)."""
-    loop_continual_ns: int = 500_000_000
-    """Continual I/O on a loop thread longer than this is an issue."""
-    continual_gap_ns: int = 8_000_000
-    """Ops closer than this belong to one continual run (``kContinualThreshold``)."""
-    small_buffer: bool = True
-    small_buffer_ops: int = 20
-    """More ops than this on one file, ..."""
-    small_buffer_bytes: int = 4096
-    """... asking the OS for fewer bytes than this on average, is an issue."""
-    small_buffer_min_run_ns: int = 0
-    """IOCanary also wants a continual run of 13 ms; 0 reports small buffers however fast."""
-    repeated_read: bool = True
-    repeat_count: int = 5
-    """This many identical whole reads of one path in a row is an issue."""
-    repeat_window_ns: int = 1_000_000_000
-    """A read later than this after the previous one starts a new row."""
-    unclosed: bool = True
+    Read-only; a plain class with slots (the canary builds one at every start).
+    """
 
+    __slots__ = (
+        "continual_gap_ns",
+        "loop_continual_ns",
+        "loop_op_ns",
+        "loop_thread",
+        "repeat_count",
+        "repeat_window_ns",
+        "repeated_read",
+        "small_buffer",
+        "small_buffer_bytes",
+        "small_buffer_min_run_ns",
+        "small_buffer_ops",
+        "unclosed",
+    )
 
-@dataclass(frozen=True, slots=True)
-class IoFrameRow:
-    """One frame of the stack that opened a file, innermost first."""
+    def __init__(
+        self,
+        *,
+        loop_thread: bool = True,
+        loop_op_ns: int = 13_000_000,
+        loop_continual_ns: int = 500_000_000,
+        continual_gap_ns: int = 8_000_000,
+        small_buffer: bool = True,
+        small_buffer_ops: int = 20,
+        small_buffer_bytes: int = 4096,
+        small_buffer_min_run_ns: int = 0,
+        repeated_read: bool = True,
+        repeat_count: int = 5,
+        repeat_window_ns: int = 1_000_000_000,
+        unclosed: bool = True,
+    ) -> None:
+        self.loop_thread: Final = loop_thread
+        #: One op on a loop thread longer than this is an issue (``kPossibleNegativeThreshold``).
+        self.loop_op_ns: Final = loop_op_ns
+        #: Continual I/O on a loop thread longer than this is an issue.
+        self.loop_continual_ns: Final = loop_continual_ns
+        #: Ops closer than this belong to one continual run (``kContinualThreshold``).
+        self.continual_gap_ns: Final = continual_gap_ns
+        self.small_buffer: Final = small_buffer
+        #: More ops than this on one file, ...
+        self.small_buffer_ops: Final = small_buffer_ops
+        #: ... asking the OS for fewer bytes than this on average, is an issue.
+        self.small_buffer_bytes: Final = small_buffer_bytes
+        #: IOCanary also wants a continual run of 13 ms; 0 reports small buffers however fast.
+        self.small_buffer_min_run_ns: Final = small_buffer_min_run_ns
+        self.repeated_read: Final = repeated_read
+        #: This many identical whole reads of one path in a row is an issue.
+        self.repeat_count: Final = repeat_count
+        #: A read later than this after the previous one starts a new row.
+        self.repeat_window_ns: Final = repeat_window_ns
+        self.unclosed: Final = unclosed
 
-    function: str
-    file: str
-    line: int
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is IoRules and self._values() == other._values()
 
-@dataclass(frozen=True, slots=True)
-class IoIssueRow:
-    """One ``io-issue`` in a report, with the record's fields (the JSON report's ``io_issues``)."""
+    def __hash__(self) -> int:
+        return hash(self._values())
 
-    type: str
-    path: str
-    thread: str
-    ops: int
-    bytes: int
-    buffer_size: int
-    cost_ms: float
-    frames: tuple[IoFrameRow, ...]
-    count: int
-    unwatched: int = 0
-    """Files opened at the issue's site and not watched before it was found (sampling)."""
-    sampled_one_in: int = 1
-    """One file in this many was watched at that site meanwhile (1: all were)."""
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"IoRules({fields})"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
-from hawkwatch.model.io import IoIssueRow
+from hawkwatch.model.io_rows import IoIssueRow
 from hawkwatch.model.memory_report import MemoryReport
 from hawkwatch.model.session_views import FlameGraph, NetworkWaterfall, Timeline
 

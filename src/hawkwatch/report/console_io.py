@@ -7,7 +7,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from hawkwatch.model.io import IoIssueRow
+from hawkwatch.model.io_rows import IoIssueRow
 from hawkwatch.report.paths import short_path
 
 #: What each type means, in a few words.

@@ -30,9 +30,19 @@ def test_start_installs_the_canary_and_stop_restores_open(hawkwatch_home: Path) 
     assert builtins.open is io.open is io_hooks.REAL_OPEN and os.write is io_hooks.REAL_OS_WRITE
 
 
-def test_the_canary_is_off_by_default(hawkwatch_home: Path) -> None:
+def test_the_canary_is_on_by_default_and_io_enabled_false_turns_it_off(
+    hawkwatch_home: Path,
+) -> None:
     assert hawkwatch.start(**QUIET)
+    assert builtins.open is io_hooks.OPEN and os.write is io_hooks.OS_WRITE
+    agent = current_agent()
+    assert agent is not None and [m.name for m in agent.monitors if m.name == "io"] == ["io"]
+    hawkwatch.stop()
     assert builtins.open is io_hooks.REAL_OPEN
+    assert hawkwatch.start(io_enabled=False, **QUIET)
+    assert builtins.open is io.open is io_hooks.REAL_OPEN and os.write is io_hooks.REAL_OS_WRITE
+    agent = current_agent()
+    assert agent is not None and "io" not in [m.name for m in agent.monitors]
 
 
 def test_a_bad_redaction_pattern_disables_the_canary_with_a_reason(hawkwatch_home: Path) -> None:

@@ -12,18 +12,20 @@ real ``open`` at once; files already open keep working and stop counting.
 
 from __future__ import annotations
 
-import logging
 import os
-import re
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.plugins import io_hooks, io_raw, io_threads
 from hawkwatch.agent.plugins.io_issues import SYSTEM_PREFIXES, IssueCollector
 from hawkwatch.config import IoConfig
 from hawkwatch.model.io import IoRules
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import re
+
+log = lazy_logger(__name__)
 TICK_S = 0.5
 
 
@@ -45,6 +47,16 @@ def rules_from(config: IoConfig) -> IoRules:
     )
 
 
+def _pattern(source: str) -> re.Pattern[str]:
+    """``io.redact`` compiled (``re`` imported only when a pattern is set)."""
+    import re
+
+    try:
+        return re.compile(source)
+    except re.error as exc:
+        raise ValueError(f"io.redact is not a regular expression: {exc}") from None
+
+
 class IoMonitor:
     name: ClassVar[str] = "io"
 
@@ -53,10 +65,7 @@ class IoMonitor:
 
     def start(self, ctx: AgentContext) -> None:
         config = ctx.config.io
-        try:
-            redact = re.compile(config.redact) if config.redact else None
-        except re.error as exc:
-            raise ValueError(f"io.redact is not a regular expression: {exc}") from None
+        redact = _pattern(config.redact) if config.redact else None
         rules = rules_from(config)
         sessions = str(ctx.session.path.parent) + os.sep
         collector = IssueCollector(

@@ -5,32 +5,38 @@ Runs on the host's threads, inside ``open`` and ``close`` and inside finalisers,
 path is short: at open, two membership tests and a look at the top four frames (code object and
 instruction offset each), which find the stack already captured for that site (lines are looked
 up only for a reported issue); at close, a few comparisons. Building a record happens once per
-issue.
+issue, and the typed model (``msgspec``) is imported then, not at start: the canary is on by
+default, and a program with no issue never loads it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from hawkwatch.agent.monitor import DeferredFailure
 from hawkwatch.agent.plugins.io_raw import SHM, CanaryFileIO, RawStack, Watched
 from hawkwatch.analysis.io_rules import RepeatedReads, loop_thread_io, small_buffer
 from hawkwatch.model.io import (
+    KEY_FRAMES,
     LOOP_THREAD_IO,
     REPEATED_READ,
     SMALL_BUFFER,
     UNCLOSED,
     FileStats,
     IoRules,
+    issue_key,
 )
-from hawkwatch.model.records.io import KEY_FRAMES, IoFrame, IoIssue, issue_key
+
+if TYPE_CHECKING:
+    import re
+
+    from hawkwatch.model.records.io import IoFrame, IoIssue
 
 _get_ident: Final = threading.get_ident
 _getframe: Final = sys._getframe
@@ -345,6 +351,8 @@ class IssueCollector:
             self._write(_with_count(issue.record, count))
 
     def _record(self, kind: str, s: FileStats) -> IoIssue:
+        from hawkwatch.model.records.io import IoIssue  # at the first issue, not at start
+
         loop = kind == LOOP_THREAD_IO
         sampling = self.sampling_of(s.stack)
         unwatched = sampling.unwatched if sampling is not None else 0
@@ -405,7 +413,7 @@ def _stats(file: Watched) -> FileStats:
 def _with_count(record: IoIssue, count: int) -> IoIssue:
     if record.count == count:
         return record
-    return IoIssue(
+    return type(record)(
         type=record.type,
         path=record.path,
         thread=record.thread,
@@ -421,6 +429,8 @@ def _with_count(record: IoIssue, count: int) -> IoIssue:
 
 
 def _frames(stack: RawStack) -> tuple[IoFrame, ...]:
+    from hawkwatch.model.records.io import IoFrame
+
     pairs = zip(stack[::2], stack[1::2], strict=True)
     return tuple(
         IoFrame(code.co_qualname, code.co_filename, _line(code, lasti))  # type: ignore[union-attr,arg-type]

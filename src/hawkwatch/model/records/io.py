@@ -2,7 +2,8 @@
 
 One record per issue key per session: the key is IOCanary's MD5 of the path and the top four
 frames (function and file, no line), prefixed by the type; the agent writes it again as the
-count grows, and the last record of a key wins.
+count grows, and the last record of a key wins (``model.io.issue_key``, shared with the agent,
+which keys its issues before it builds a record).
 """
 
 from __future__ import annotations
@@ -12,12 +13,10 @@ from typing import Annotated, ClassVar, Literal
 import msgspec
 
 from hawkwatch.model import collections as c
+from hawkwatch.model.io import KEY_FRAMES, issue_key
 from hawkwatch.model.records._codec import Count, JsonRecord, NonNegative
 
 IssueType = Literal["loop-thread-io", "small-buffer", "repeated-read", "unclosed"]
-
-#: Frames of the key, as IOCanary keys on the first four lines of the stack.
-KEY_FRAMES = 4
 
 
 class IoFrame(msgspec.Struct, frozen=True):
@@ -63,10 +62,4 @@ class IoIssue(JsonRecord, frozen=True):
         return issue_key(self.type, self.path, self.frames)
 
 
-def issue_key(kind: str, path: str, frames: tuple[IoFrame, ...]) -> str:
-    """``type:md5(path + ":" + top frames)``, IOCanary's de-duplication key per detector."""
-    import hashlib  # at the first issue, not at every start
-
-    top = "\n".join(f"{frame.function} ({frame.file})" for frame in frames[:KEY_FRAMES])
-    digest = hashlib.md5(f"{path}:{top}".encode(errors="replace"), usedforsecurity=False)
-    return f"{kind}:{digest.hexdigest()}"
+__all__ = ["KEY_FRAMES", "IoFrame", "IoIssue", "IssueType", "issue_key"]
