@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from tests.e2e.conftest import Runner
 
@@ -54,11 +55,7 @@ def test_secrets_never_reach_the_session_and_the_view_shows_the_requests(runner:
     assert "app done" in result.stdout
     session = runner.only_session()
 
-    for path in session.path.rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            for secret in SECRETS:
-                assert secret.encode() not in data, f"{secret} in {path.name}"
+    _assert_no_secret_in(session.path)
 
     shown = runner.hawkwatch("network", str(session.path), "--json")
     assert shown.returncode == 0, shown.stderr
@@ -110,11 +107,7 @@ def test_untraced_requests_leak_no_secret_and_are_all_counted(runner: Runner) ->
                               HAWKWATCH_NETWORK_SAMPLE_EVERY="1000")  # fmt: skip
     assert result.returncode == 0, result.stderr
     session = runner.only_session()
-    for path in session.path.rglob("*"):
-        if path.is_file():
-            data = path.read_bytes()
-            for secret in SECRETS:
-                assert secret.encode() not in data, f"{secret} in {path.name}"
+    _assert_no_secret_in(session.path)
 
     shown = runner.hawkwatch("network", str(session.path), "--json")
     assert shown.returncode == 0, shown.stderr
@@ -127,3 +120,11 @@ def test_untraced_requests_leak_no_secret_and_are_all_counted(runner: Runner) ->
     assert (hosts["localhost"]["count"], hosts["localhost"]["errors"]) == (3, 3)
     assert hosts["localhost"]["traced"] == 0
     assert "failing-host" in {f["type"] for f in report["findings"]}
+
+
+def _assert_no_secret_in(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in SECRETS:
+                assert secret.encode() not in data, f"{secret} in {path.name}"

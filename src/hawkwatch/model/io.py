@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from hawkwatch.model.values import Value
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Protocol
@@ -99,7 +101,7 @@ class FileStats:
         )
 
 
-class IoRules:
+class IoRules(Value):
     """The four rules' switches and thresholds (IOCanary's numbers unless said otherwise).
 
     Read-only; a plain class with slots (the canary builds one at every start).
@@ -157,15 +159,5 @@ class IoRules:
         self.repeat_window_ns: Final = repeat_window_ns
         self.unclosed: Final = unclosed
 
-    def _values(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is IoRules and self._values() == other._values()
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"IoRules({fields})"
+    def __hash__(self) -> int:  # type: ignore[override]  # read-only, so hashable (Value is not)
+        return hash(self._fields())
