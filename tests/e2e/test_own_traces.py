@@ -84,9 +84,12 @@ asyncio.run(crunch())
 
 def test_flame_graphs_leave_out_the_agents_wrappers(runner: Runner) -> None:
     script = runner.script("app.py", BUSY_LOOP)
+    # in-process: the sampler whose frames include the agent's wrappers, at a fixed 100 Hz (beside
+    # py-spy it keeps only its budget share: a few samples a second, none in a short burn)
     done = runner.hawkwatch(
-        "run", "--profile", "-o", "profiler.rate_hz=100", "--", sys.executable, str(script)
-    )
+        "run", "--profile", "-c", "profiler.rate_hz=100", "-c", "profiler.engine=in-process",
+        "--", sys.executable, str(script),
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     session = runner.only_session()
     exported = runner.hawkwatch("profile", str(session.path), "--mode", "wall")
