@@ -16,6 +16,8 @@ from typing import Any, Final
 
 import msgspec
 
+from hawkwatch.analysis.exit_status import REPLACED as _REPLACED
+from hawkwatch.analysis.exit_status import exited_verdict
 from hawkwatch.model.plain_records import EXEC_EXIT_REASON
 from hawkwatch.model.records.crash import ExitKind
 
@@ -24,7 +26,6 @@ FATAL_SIGNALS: Final = frozenset(
     for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
     if hasattr(signal, name)
 )
-_REPLACED: Final = "agent: the program replaced itself with os.exec* (its session ends there)"
 
 
 class ExitFacts(msgspec.Struct, frozen=True):
@@ -100,20 +101,12 @@ def _oom_evidence(facts: ExitFacts) -> list[str]:
 
 
 def _supervised(facts: ExitFacts, returncode: int) -> ExitVerdict:
-    status = f"hawkwatch run saw exit status {returncode}"
-    if facts.agent_exit and facts.agent_exit.get("reason") == EXEC_EXIT_REASON:
-        became = f"{status} of the program it became"
-        return ExitVerdict("clean", None, None, (_REPLACED, became))
-    if returncode >= 0:
-        evidence = [f"{status} (exit code {returncode})"]
-        if facts.fatal_exception:
-            evidence.append(f"uncaught {facts.fatal_exception} recorded on the main thread")
-            return ExitVerdict("exception", returncode, None, tuple(evidence))
-        if facts.agent_exit and facts.agent_exit.get("reason") == "uncaught-exception":
-            evidence.append(f"agent: uncaught {facts.agent_exit.get('exception') or 'exception'}")
-            return ExitVerdict("exception", returncode, None, tuple(evidence))
-        kind: ExitKind = "clean" if returncode == 0 else "exit-code"
-        return ExitVerdict(kind, returncode, None, tuple(evidence))
+    replaced = bool(facts.agent_exit and facts.agent_exit.get("reason") == EXEC_EXIT_REASON)
+    if returncode >= 0 or replaced:
+        kind, code, number, evidence = exited_verdict(
+            returncode, facts.agent_exit, facts.fatal_exception
+        )
+        return ExitVerdict(kind, code, number, evidence)  # type: ignore[arg-type]
     number = -returncode
     name = signal_name(number)
     evidence = [f"hawkwatch run saw the process killed by {name}"]
