@@ -202,7 +202,7 @@ def prepare(config: Config, spawned: float) -> None:
     started before this program), when one may need it (looked at with ``os`` alone: the typed
     model loads only then); never raises."""
     try:
-        from hawkwatch.agent.supervised_exit import earlier_work
+        from hawkwatch.agent.supervised_exit import earlier_work, finish_gone_sessions
         from hawkwatch.model.session_name import format_session_name
 
         if not (config.crash.enabled and config.crash.classify_earlier):
@@ -212,11 +212,7 @@ def prepare(config: Config, spawned: float) -> None:
         before = spawned - SPAWN_SLACK_S
         if not earlier_work(root, format_session_name(before)):
             return
-        from pathlib import Path
-
-        from hawkwatch.agent import crash_recovery
-
-        crash_recovery.finish_gone_sessions(Path(root), before=before)
+        finish_gone_sessions(root, before=before)
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
 

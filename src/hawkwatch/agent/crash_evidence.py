@@ -23,15 +23,21 @@ from hawkwatch.agent.supervised_exit import (
     CLASSIFIED_NAME,
     EVIDENCE_NAME,
     FAULT_NAME,
+    INTENT_NAME,
     MAX_SESSIONS_LOOKED_AT,
 )
 
 if TYPE_CHECKING:
     from hawkwatch.store import Session
 
-__all__ = ["CLASSIFIED_NAME", "EVIDENCE_NAME", "FAULT_NAME", "MAX_SESSIONS_LOOKED_AT"]
+__all__ = [
+    "CLASSIFIED_NAME",
+    "EVIDENCE_NAME",
+    "FAULT_NAME",
+    "INTENT_NAME",
+    "MAX_SESSIONS_LOOKED_AT",
+]
 
-INTENT_NAME: Final = "exit-intent.json"
 LEVEL_NAME: Final = "memory-level.json"
 BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
 _KMSG_MAX_RECORDS: Final = 20_000

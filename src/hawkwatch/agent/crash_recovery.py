@@ -34,7 +34,6 @@ from hawkwatch.model.records import (
     decode_all,
 )
 from hawkwatch.store import RecordStore, Session
-from hawkwatch.model.session_name import format_session_name
 
 FAULT_NAME: Final = ev.FAULT_NAME
 CLAIMED_SUFFIX: Final = ".claimed"
@@ -231,25 +230,3 @@ def finish_session(
         with contextlib.suppress(OSError):
             os.rename(claimed, claimed.with_name(FAULT_NAME + REPORTED_SUFFIX))
     return verdict, fault
-
-
-def finish_earlier_sessions(current: Session, sessions: list[Session] | None = None) -> int:
-    """Classify earlier sessions of processes that are gone (the next-start path); how many.
-    ``sessions``: those ``crash_evidence.gone_unclassified`` found, if already looked up."""
-    if sessions is None:
-        sessions = ev.gone_unclassified(current.path.parent, current.name)
-    return _finish(sessions)
-
-
-def finish_gone_sessions(root: Path, *, before: float) -> int:
-    """``finish_earlier_sessions`` for ``hawkwatch run``'s supervisor: the sessions in ``root``
-    that started before the Unix time ``before``."""
-    return _finish(ev.gone_unclassified(root, format_session_name(before)))
-
-
-def _finish(sessions: list[Session]) -> int:
-    done = 0
-    for session in sessions:
-        if finish_session(session.path, None, source="next-start") is not None:
-            done += 1
-    return done

@@ -15,10 +15,11 @@ import signal
 import time
 
 from hawkwatch.model import collections as c
-from hawkwatch.model.plain_records import EXIT_STATE, exit_classification
+from hawkwatch.model.plain_records import EXIT_STATE, PlainRecord, exit_classification
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any, Final
 
     from hawkwatch.analysis.exit_status import Verdict
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 EVIDENCE_NAME: Final = "exit-evidence.json"
 CLASSIFIED_NAME: Final = "exit-classified"
 FAULT_NAME: Final = "crash-fault.txt"  # faulthandler's dump (crash_recovery reads it)
+INTENT_NAME: Final = "exit-intent.json"  # written by os._exit
 MAX_SESSIONS_LOOKED_AT: Final = 20
 
 
@@ -51,26 +53,55 @@ def write_exit(folder: str | os.PathLike[str], returncode: int) -> bool:
     try:
         store.write(state)
         if verdict is not None and claim_classification(folder):
-            kind, exit_code, signal_number, evidence = verdict
-            store.write(
-                exit_classification(
-                    time=time.time(),
-                    kind=kind,
-                    exit_code=exit_code,
-                    signal=signal_number,
-                    evidence=evidence,
-                    source="supervisor",
-                )
-            )
+            store.write(_classification(verdict, "supervisor"))
     finally:
         store.close()
     return verdict is not None
 
 
-def normal_end(folder: str | os.PathLike[str], returncode: int) -> Verdict | None:
-    """The verdict on a program that ended with an exit code and left no crash behind (what
-    ``crash_recovery`` would decide); None for any other end."""
-    if returncode < 0:
+def finish_sessions(folders: Iterable[str | os.PathLike[str]]) -> int:
+    """Classify these gone sessions (the next-start path: nobody saw their exit status); how
+    many were done here. A normal end (the agent's own exit record, no crash) is written with
+    the plain records; any other loads ``crash_recovery``."""
+    from hawkwatch.store.records import RecordStore
+
+    done = 0
+    for folder in folders:
+        verdict = normal_end(folder, None)
+        if verdict is None:
+            from pathlib import Path
+
+            from hawkwatch.agent.crash_recovery import finish_session
+
+            done += finish_session(Path(folder), None, source="next-start") is not None
+        elif claim_classification(folder):
+            store = RecordStore(folder)  # the writer is gone: this also recovers its buffer
+            try:
+                store.write(_classification(verdict, "next-start"))
+            finally:
+                store.close()
+            done += 1
+    return done
+
+
+def _classification(verdict: Verdict, source: str) -> PlainRecord:
+    kind, exit_code, signal_number, evidence = verdict
+    return exit_classification(
+        time=time.time(),
+        kind=kind,
+        exit_code=exit_code,
+        signal=signal_number,
+        evidence=evidence,
+        source=source,
+    )
+
+
+def normal_end(folder: str | os.PathLike[str], returncode: int | None) -> Verdict | None:
+    """The verdict on a program that ended normally and left no crash behind, as
+    ``crash_recovery`` would decide it: with exit status ``returncode`` (>= 0) seen by the
+    supervisor, or (None: nobody saw it) with the agent's own exit record; None for any other
+    end."""
+    if returncode is not None and returncode < 0:
         return None
     try:
         if os.stat(os.path.join(folder, FAULT_NAME)).st_size > 0:
@@ -81,7 +112,7 @@ def normal_end(folder: str | os.PathLike[str], returncode: int) -> Verdict | Non
         return None
     import json
 
-    from hawkwatch.analysis.exit_status import exited_verdict
+    from hawkwatch.analysis.exit_status import agent_verdict, exited_verdict
     from hawkwatch.store.records import read_records
 
     agent: dict[str, Any] | None = None
@@ -94,11 +125,49 @@ def normal_end(folder: str | os.PathLike[str], returncode: int) -> Verdict | Non
             value = json.loads(record.value)
         except (ValueError, RecursionError):
             return None
-        if not isinstance(value, dict) or not isinstance(value.get("reason"), str | None):
-            return None
+        if not _plain_exit_state(value):
+            return None  # not what the agent writes: crash_recovery's typed reader decides
         if value.get("source") == "agent":
             agent = value
-    return exited_verdict(returncode, agent, None)
+    if returncode is not None:
+        return exited_verdict(returncode, agent, None)
+    if agent is None:
+        return None  # killed, crashed, OOM, a reboot...: crash_recovery weighs the evidence
+    try:
+        with open(os.path.join(folder, INTENT_NAME), "rb") as f:
+            intent = json.loads(f.read().decode("utf-8"))
+    except FileNotFoundError:
+        intent = {}
+    except (OSError, ValueError, RecursionError):
+        return None
+    os_exit = intent.get("os_exit") if isinstance(intent, dict) else None
+    return agent_verdict(agent, os_exit if isinstance(os_exit, int) else None, None)
+
+
+def _plain_exit_state(value: object) -> bool:
+    """An ``exit-state`` value the typed model would read the same (the fields the verdict
+    uses, of their types)."""
+    if not isinstance(value, dict):
+        return False
+    code = value.get("exit_code")
+    return (
+        isinstance(value.get("reason"), str | None)
+        and isinstance(value.get("exception"), str | None)
+        and isinstance(value.get("source"), str)
+        and (code is None or (isinstance(code, int) and not isinstance(code, bool)))
+    )
+
+
+def finish_gone_sessions(root: str, *, before: float) -> int:
+    """Classify the gone sessions in ``root`` that started before the Unix time ``before``
+    (``hawkwatch run``'s supervisor, while its program runs; call when ``earlier_work``)."""
+    from pathlib import Path
+
+    from hawkwatch.agent.crash_evidence import gone_unclassified
+    from hawkwatch.model.session_name import format_session_name
+
+    gone = gone_unclassified(Path(root), format_session_name(before))
+    return finish_sessions(session.path for session in gone)
 
 
 def claim_classification(folder: str | os.PathLike[str]) -> bool:
