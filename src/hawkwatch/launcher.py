@@ -210,9 +210,11 @@ def prepare(config: Config, spawned: float) -> None:
         root = _sessions_root(config.home)
         # its own session is named by its start time: the slack covers /proc's clock ticks
         before = spawned - SPAWN_SLACK_S
-        if not earlier_work(root, format_session_name(before)):
-            return
-        finish_gone_sessions(root, before=before)
+        if earlier_work(root, format_session_name(before)):
+            finish_gone_sessions(root, before=before)
+        else:  # what writing its exit needs: loaded now, on the other core, not after it
+            import hawkwatch.store.records  # noqa: F401
+
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
 
