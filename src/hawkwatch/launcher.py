@@ -8,10 +8,11 @@ child's session as an ``exit-state`` record. Its own exit status is the child's.
 
 Start-up is what every supervised run pays, so before the child starts the supervisor imports
 only what checking the options and spawning need (``os.posix_spawn``, not ``subprocess`` and
-its ``threading``; ``os.path``, not ``pathlib``); the record types and the store (msgspec and
-its imports) load while the program runs, on the other core, together with classifying how
-earlier sessions ended (the agent under ``hawkwatch run`` leaves that to us). After the child
-ends, only writing its exit remains.
+its ``threading``; ``os.path``, not ``pathlib``); the store loads while the program runs, on
+the other core, together with classifying how earlier sessions ended (the agent under
+``hawkwatch run`` leaves that to us). After the child ends, only writing its exit remains: a
+normal end with the plain records (``agent.supervised_exit``), anything else with the typed
+model (``agent.crash_recovery``).
 """
 
 from __future__ import annotations
