@@ -1,11 +1,13 @@
-"""``hawkwatch run``'s record of how its program ended, for the common end without msgspec.
+"""How a dead session's program ended, recorded for the common end without msgspec.
 
-The supervisor writes an ``exit-state`` for every program, and for one that ended with an exit
-code and left no crash behind (no faulthandler dump, no ``crash`` record) also the
-``exit-classification``: both as ``model.plain_records`` (the bytes the typed records write),
-with the store and the standard library. Everything else (a signal, a crash, a dump to parse)
-goes to ``crash_recovery``, which loads the typed model. Likewise earlier sessions are looked
-at with ``os`` alone, and ``crash_recovery`` loads only when one may still need classifying.
+``hawkwatch run``'s supervisor writes an ``exit-state`` for every program, and for one that
+ended with an exit code and left no crash behind (no faulthandler dump, no ``crash`` record)
+also the ``exit-classification``: both as ``model.plain_records`` (the bytes the typed records
+write), with the store and the standard library. An earlier session whose agent recorded its
+own end is classified the same way (by the supervisor and by the agent's next start).
+Everything else (a signal, a crash, a dump to parse, an end the agent never recorded) goes to
+``crash_recovery``, which loads the typed model. The supervisor looks for earlier sessions with
+``os`` alone, and loads more only when one may still need classifying.
 """
 
 from __future__ import annotations
