@@ -8,10 +8,11 @@ child's session as an ``exit-state`` record. Its own exit status is the child's.
 
 Start-up is what every supervised run pays, so before the child starts the supervisor imports
 only what checking the options and spawning need (``os.posix_spawn``, not ``subprocess`` and
-its ``threading``; ``os.path``, not ``pathlib``); the record types and the store (msgspec and
-its imports) load while the program runs, on the other core, together with classifying how
-earlier sessions ended (the agent under ``hawkwatch run`` leaves that to us). After the child
-ends, only writing its exit remains.
+its ``threading``; ``os.path``, not ``pathlib``); the store loads while the program runs, on
+the other core, together with classifying how earlier sessions ended (the agent under
+``hawkwatch run`` leaves that to us). After the child ends, only writing its exit remains: a
+normal end with the plain records (``agent.supervised_exit``), anything else with the typed
+model (``agent.crash_recovery``).
 """
 
 from __future__ import annotations
@@ -198,21 +199,34 @@ def run_program(
 
 
 def prepare(config: Config, spawned: float) -> None:
-    """While the program runs: import what writing its exit needs, and classify how earlier
-    sessions' processes ended (sessions started before this program; never raises)."""
+    """While the program runs: classify how earlier sessions' processes ended (sessions
+    started before this program), when one may need it (looked at with ``os`` alone: the typed
+    model loads only then); never raises."""
     try:
-        import shutil  # noqa: F401 - for ``tidy``'s removals, loaded while the program runs
+        from hawkwatch.agent.supervised_exit import earlier_work, finish_gone_sessions
+        from hawkwatch.model.session_name import format_session_name
 
-        from hawkwatch.agent import crash_recovery
-        from hawkwatch.store import sessions_root
+        if not (config.crash.enabled and config.crash.classify_earlier):
+            return
+        root = _sessions_root(config.home)
+        # its own session is named by its start time: the slack covers /proc's clock ticks
+        before = spawned - SPAWN_SLACK_S
+        if earlier_work(root, format_session_name(before)):
+            finish_gone_sessions(root, before=before)
+        else:  # what writing its exit needs: loaded now, on the other core, not after it
+            import hawkwatch.store.records  # noqa: F401
 
-        home = config.home
-        root = sessions_root(os.path.join(home, "sessions") if home else None)
-        if config.crash.enabled and config.crash.classify_earlier and root.is_dir():
-            # its own session is named by its start time: the slack covers /proc's clock ticks
-            crash_recovery.finish_gone_sessions(root, before=spawned - SPAWN_SLACK_S)
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
+
+
+def _sessions_root(home: str | None) -> str:
+    """``store.sessions_root`` with ``os.path`` (``config.home``, ``$HAWKWATCH_HOME``, else
+    ``~/.hawkwatch``, then ``sessions``)."""
+    home = home or os.environ.get("HAWKWATCH_HOME")
+    if home:
+        return os.path.join(os.path.expanduser(home), "sessions")
+    return os.path.join(os.path.expanduser("~"), ".hawkwatch", "sessions")
 
 
 def tidy(config: Config, session_path: Path) -> None:
@@ -413,30 +427,17 @@ class OutsideSampler:
 
 
 def record_exit(outcome: RunOutcome) -> None:
-    """Append the supervisor's ``exit-state`` to the (now dead) program's session."""
-    from hawkwatch.agent.crash_recovery import finish_session  # loaded by ``prepare`` by now
-    from hawkwatch.model.records import ExitState
-    from hawkwatch.store import RecordStore
+    """Append the supervisor's ``exit-state`` to the (now dead) program's session and classify
+    its exit (once: a later agent start skips a session done here). A normal end is written
+    with the store and the plain records alone; any other (a signal, a crash, a faulthandler
+    dump to turn into a crash record) by ``crash_recovery`` (issue 15), with the typed model."""
+    from hawkwatch.agent.supervised_exit import write_exit
 
     assert outcome.session_path is not None
-    number = outcome.signal
-    state = ExitState(
-        clean=outcome.returncode >= 0,
-        exit_code=outcome.exit_code,
-        signal=number,
-        signal_name=signal.Signals(number).name if number in _SIGNAL_NUMBERS else None,
-        reason=None,
-        exception=None,
-        source="supervisor",
-        time=round(time.time(), 6),
-    )
-    store = RecordStore(outcome.session_path)  # the writer is gone: this also recovers its buffer
-    try:
-        store.write(state)
-    finally:
-        store.close()
-    # Issue 15: turn a faulthandler dump into a crash record and classify the exit, now that
-    # the status is known (once: a later agent start skips a session done here).
+    if write_exit(outcome.session_path, outcome.returncode):
+        return
+    from hawkwatch.agent.crash_recovery import finish_session
+
     finish_session(outcome.session_path, outcome.returncode, source="supervisor")
 
 

@@ -4,6 +4,7 @@ model: the same fields in the same order, the same defaults, and the same bytes 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import msgspec
 import pytest
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 from hawkwatch.model import plain_records as plain
 from hawkwatch.model import records as typed
 from hawkwatch.model.records import LaunchTime, ScalarRecord
+from hawkwatch.model.records.crash import EXIT_KINDS
 from hawkwatch.store.records import encode_typed
 
 FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
@@ -114,3 +116,35 @@ def test_an_unknown_field_or_a_value_json_has_no_plain_form_for_is_refused() -> 
         plain.CUSTOM_TIME_EVENT(time=1.0, event=["x"])
     with pytest.raises(KeyError):
         plain.EXIT_STATE(time=1.0)
+
+
+@settings(max_examples=500)
+@given(
+    st.fixed_dictionaries(
+        {
+            "time": st.floats(min_value=0, max_value=4e9),
+            "kind": st.sampled_from(EXIT_KINDS),
+            "exit_code": st.none() | st.integers(-(2**31), 2**31),
+            "signal": st.none() | st.integers(1, 64),
+            "evidence": st.lists(TEXT, max_size=3).map(tuple),
+            "source": TEXT,
+        }
+    )
+)
+def test_an_exit_classification_is_the_typed_records_bytes(values: dict[str, Any]) -> None:
+    try:
+        expected = encode_typed(typed.ExitClassification(**values))
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            encode_typed(plain.exit_classification(**values))
+        return
+    assert encode_typed(plain.exit_classification(**values)) == expected
+
+
+def test_the_exit_classification_stand_in_knows_every_field() -> None:
+    fields = msgspec.structs.fields(typed.ExitClassification)
+    assert [f.encode_name for f in fields] == [
+        "time", "kind", "exit_code", "signal", "evidence", "source"
+    ]  # fmt: skip
+    defaults = {f.name: f.default for f in fields if not f.required}
+    assert defaults == {"exit_code": None, "signal": None, "evidence": (), "source": ""}

@@ -19,14 +19,25 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from hawkwatch.agent.supervised_exit import (
+    CLASSIFIED_NAME,
+    EVIDENCE_NAME,
+    FAULT_NAME,
+    INTENT_NAME,
+    MAX_SESSIONS_LOOKED_AT,
+)
+
 if TYPE_CHECKING:
     from hawkwatch.store import Session
 
-EVIDENCE_NAME: Final = "exit-evidence.json"
-CLASSIFIED_NAME: Final = "exit-classified"
-MAX_SESSIONS_LOOKED_AT: Final = 20
-FAULT_NAME: Final = "crash-fault.txt"  # faulthandler's dump (crash_recovery reads it)
-INTENT_NAME: Final = "exit-intent.json"
+__all__ = [
+    "CLASSIFIED_NAME",
+    "EVIDENCE_NAME",
+    "FAULT_NAME",
+    "INTENT_NAME",
+    "MAX_SESSIONS_LOOKED_AT",
+]
+
 LEVEL_NAME: Final = "memory-level.json"
 BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
 _KMSG_MAX_RECORDS: Final = 20_000

@@ -23,6 +23,7 @@ import msgspec
 
 from hawkwatch.agent import crash_evidence as ev
 from hawkwatch.agent.crash_capture import is_in_app, with_fingerprint
+from hawkwatch.agent.supervised_exit import claim_classification
 from hawkwatch.analysis.exit_classify import ExitFacts, ExitVerdict, classify_exit
 from hawkwatch.model.records import (
     Crash,
@@ -33,7 +34,6 @@ from hawkwatch.model.records import (
     decode_all,
 )
 from hawkwatch.store import RecordStore, Session
-from hawkwatch.store.session import format_session_name
 
 FAULT_NAME: Final = ev.FAULT_NAME
 CLAIMED_SUFFIX: Final = ".claimed"
@@ -113,15 +113,6 @@ def _claim(path: Path, suffix: str) -> Path | None:
     except OSError:
         return None
     return claimed
-
-
-def _claim_classification(folder: Path) -> bool:
-    try:
-        fd = os.open(folder / CLASSIFIED_NAME, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except OSError:
-        return False
-    os.close(fd)
-    return True
 
 
 def _read_fault(folder: Path, pid: int | None) -> tuple[Crash | None, Path | None]:
@@ -212,7 +203,7 @@ def finish_session(
 
     None when someone else already did (or is doing) it.
     """
-    if not _claim_classification(folder):
+    if not claim_classification(folder):
         return None
     session = Session(folder)
     pid = session.metadata.get("pid")
@@ -239,25 +230,3 @@ def finish_session(
         with contextlib.suppress(OSError):
             os.rename(claimed, claimed.with_name(FAULT_NAME + REPORTED_SUFFIX))
     return verdict, fault
-
-
-def finish_earlier_sessions(current: Session, sessions: list[Session] | None = None) -> int:
-    """Classify earlier sessions of processes that are gone (the next-start path); how many.
-    ``sessions``: those ``crash_evidence.gone_unclassified`` found, if already looked up."""
-    if sessions is None:
-        sessions = ev.gone_unclassified(current.path.parent, current.name)
-    return _finish(sessions)
-
-
-def finish_gone_sessions(root: Path, *, before: float) -> int:
-    """``finish_earlier_sessions`` for ``hawkwatch run``'s supervisor: the sessions in ``root``
-    that started before the Unix time ``before``."""
-    return _finish(ev.gone_unclassified(root, format_session_name(before)))
-
-
-def _finish(sessions: list[Session]) -> int:
-    done = 0
-    for session in sessions:
-        if finish_session(session.path, None, source="next-start") is not None:
-            done += 1
-    return done

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
+from hawkwatch.analysis.exit_status import agent_verdict, exited_verdict
 from hawkwatch.model.plain_records import EXEC_EXIT_REASON
 from hawkwatch.model.records.crash import ExitKind
 
@@ -24,7 +25,6 @@ FATAL_SIGNALS: Final = frozenset(
     for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT")
     if hasattr(signal, name)
 )
-_REPLACED: Final = "agent: the program replaced itself with os.exec* (its session ends there)"
 
 
 class ExitFacts(msgspec.Struct, frozen=True):
@@ -100,20 +100,9 @@ def _oom_evidence(facts: ExitFacts) -> list[str]:
 
 
 def _supervised(facts: ExitFacts, returncode: int) -> ExitVerdict:
-    status = f"hawkwatch run saw exit status {returncode}"
-    if facts.agent_exit and facts.agent_exit.get("reason") == EXEC_EXIT_REASON:
-        became = f"{status} of the program it became"
-        return ExitVerdict("clean", None, None, (_REPLACED, became))
-    if returncode >= 0:
-        evidence = [f"{status} (exit code {returncode})"]
-        if facts.fatal_exception:
-            evidence.append(f"uncaught {facts.fatal_exception} recorded on the main thread")
-            return ExitVerdict("exception", returncode, None, tuple(evidence))
-        if facts.agent_exit and facts.agent_exit.get("reason") == "uncaught-exception":
-            evidence.append(f"agent: uncaught {facts.agent_exit.get('exception') or 'exception'}")
-            return ExitVerdict("exception", returncode, None, tuple(evidence))
-        kind: ExitKind = "clean" if returncode == 0 else "exit-code"
-        return ExitVerdict(kind, returncode, None, tuple(evidence))
+    replaced = bool(facts.agent_exit and facts.agent_exit.get("reason") == EXEC_EXIT_REASON)
+    if returncode >= 0 or replaced:
+        return ExitVerdict(*exited_verdict(returncode, facts.agent_exit, facts.fatal_exception))  # type: ignore[arg-type]
     number = -returncode
     name = signal_name(number)
     evidence = [f"hawkwatch run saw the process killed by {name}"]
@@ -183,28 +172,4 @@ def _unsupervised(facts: ExitFacts) -> ExitVerdict:
 
 
 def _from_agent_record(agent: dict[str, Any], facts: ExitFacts) -> ExitVerdict:
-    reason = agent.get("reason")
-    code = agent.get("exit_code")
-    code = code if isinstance(code, int) and not isinstance(code, bool) else None
-    if reason == "uncaught-exception":
-        what = agent.get("exception") or facts.fatal_exception or "exception"
-        return ExitVerdict("exception", code, None, (f"agent at exit: uncaught {what}",))
-    if reason == EXEC_EXIT_REASON:
-        return ExitVerdict("clean", None, None, (_REPLACED,))
-    if reason == "keyboard-interrupt":
-        evidence = ("agent at exit: KeyboardInterrupt (SIGINT)",)
-        return ExitVerdict("killed", code, int(signal.SIGINT), evidence)
-    if reason == "sys.exit" and code is not None:
-        kind: ExitKind = "clean" if code == 0 else "exit-code"
-        return ExitVerdict(kind, code, None, (f"agent at exit: sys.exit({code})",))
-    if facts.os_exit_code is not None:
-        code = facts.os_exit_code
-        kind = "clean" if code == 0 else "exit-code"
-        return ExitVerdict(kind, code, None, (f"os._exit({code}) was called",))
-    if code is None and reason in (None, "unknown"):
-        evidence = ("agent at exit: main returned (no sys.exit, no uncaught exception)",)
-        return ExitVerdict("clean", 0, None, evidence)
-    if code is not None:
-        kind = "clean" if code == 0 else "exit-code"
-        return ExitVerdict(kind, code, None, (f"agent at exit: {reason}, exit code {code}",))
-    return ExitVerdict("unknown", None, None, (f"agent at exit: {reason}, exit code not known",))
+    return ExitVerdict(*agent_verdict(agent, facts.os_exit_code, facts.fatal_exception))  # type: ignore[arg-type]

@@ -7,14 +7,20 @@ parses and checks its arguments, calls one library function and hands the result
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from types import ModuleType
 
-from hawkwatch._version import __version__
 from hawkwatch.errors import HawkwatchError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from hawkwatch.cli._parser import HelpFormatter as HelpFormatter
+    from hawkwatch.cli._parser import build_parser as build_parser
+    from hawkwatch.cli._parser import terminal_columns as terminal_columns
 
 # Subcommand modules, in the order ``--help`` lists them; imported only when chosen.
 COMMANDS = (
@@ -37,63 +43,6 @@ COMMANDS = (
 )
 
 
-def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; when ``argv`` names a subcommand, only that one is imported and set up (with
-    no name, or an unknown one, every subcommand is listed, for help and the usage error)."""
-    parser = argparse.ArgumentParser(
-        prog="hawkwatch",
-        description="Application performance monitoring for Python.",
-        formatter_class=HelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"hawkwatch {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    chosen = _chosen_command(argv)
-    for name, module_name, help_text in COMMANDS:
-        if chosen is not None and chosen != name:
-            continue  # a named command is parsed by its own parser alone (each costs ~0.5 ms)
-        sub = subparsers.add_parser(
-            name, help=help_text, description=help_text, formatter_class=HelpFormatter
-        )
-        sub.set_defaults(_module=module_name)
-        if argv is None or chosen == name:
-            _load(module_name).configure(sub)
-    return parser
-
-
-class HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, told the terminal's width: argparse's own asks
-    ``shutil.get_terminal_size`` for every argument added, and ``shutil`` (with its compression
-    modules, ~1.2 ms) would be imported before ``hawkwatch run`` spawns its program."""
-
-    def __init__(
-        self,
-        prog: str,
-        indent_increment: int = 2,
-        max_help_position: int = 24,
-        width: int | None = None,
-        **kwargs: bool,
-    ) -> None:
-        if width is None:
-            width = terminal_columns() - 2
-        super().__init__(prog, indent_increment, max_help_position, width, **kwargs)
-
-
-def terminal_columns(fallback: int = 80) -> int:
-    """``shutil.get_terminal_size().columns``: ``COLUMNS``, else the terminal's, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return columns if columns > 0 else fallback
-
-
 def _chosen_command(argv: list[str] | None) -> str | None:
     if argv is None:
         return None
@@ -108,14 +57,32 @@ def _load(module_name: str) -> ModuleType:
     return importlib.import_module(module_name)
 
 
+def __getattr__(name: str) -> Any:
+    """The parser's names, from ``_parser`` on first use: ``hawkwatch run`` of a common form
+    reads its command line without ``argparse`` (``run_args``)."""
+    if name in ("HelpFormatter", "build_parser", "terminal_columns"):
+        from hawkwatch.cli import _parser
+
+        return getattr(_parser, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
-    if not getattr(args, "_module", None):
-        parser.print_help(sys.stderr)
-        return 2
+    args: Any = None
+    if _chosen_command(argv) == "run":
+        from hawkwatch.cli.run_args import parse_run
+
+        args = parse_run(argv)
+    if args is None:
+        from hawkwatch.cli._parser import build_parser
+
+        parser = build_parser(argv)
+        args = parser.parse_args(argv)
+        if not getattr(args, "_module", None):
+            parser.print_help(sys.stderr)
+            return 2
     if args._module != "hawkwatch.cli.run" or args.verbose:
         # The supervisor of ``run`` logs nothing of its own: it skips logging's import (~5 ms
         # on every run; a warning would still reach stderr through logging's last resort).

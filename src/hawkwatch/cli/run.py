@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 
-from hawkwatch.cli._common import add_option_arguments
 from hawkwatch.config import parse_options
 from hawkwatch.errors import ConfigError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the supervisor's start)
+if TYPE_CHECKING:
+    import argparse
 
 MEMORY_BACKENDS = ("tracemalloc", "memray")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    import argparse  # not for a common command line: ``run_args`` reads it without
+
+    from hawkwatch.cli._common import add_option_arguments
+
     parser.usage = (
         "hawkwatch run [OPTIONS] -- python app.py ARGS…\n"
         "       hawkwatch run [OPTIONS] -m module ARGS…"

@@ -250,3 +250,27 @@ def series(name: str, time: float, value: float) -> PlainScalar:
     """The ``name`` series' record (``series("ResidentMemory", now, mb)``)."""
     collection, value_format = SERIES_FORMATS[name]
     return PlainScalar(collection, value_format, time, value)
+
+
+def exit_classification(
+    *,
+    time: float,
+    kind: str,
+    exit_code: int | None = None,
+    signal: int | None = None,
+    evidence: tuple[str, ...] = (),
+    source: str = "",
+) -> PlainRecord:
+    """``ExitClassification(...)``: written by ``hawkwatch run``'s supervisor for a program
+    that ended normally, without loading the typed model (defaults omitted, as msgspec does)."""
+    parts = [f'"time":{json_float(time)}', f'"kind":{json_value(kind)}']
+    if exit_code is not None:
+        parts.append(f'"exit_code":{json_value(exit_code)}')
+    if signal is not None:
+        parts.append(f'"signal":{json_value(signal)}')
+    if evidence:
+        parts.append(f'"evidence":[{",".join(json_value(str(e)) for e in evidence)}]')
+    if source:
+        parts.append(f'"source":{json_value(source)}')
+    value = ("{" + ",".join(parts) + "}").encode()
+    return PlainRecord(c.EXIT_CLASSIFICATION, time_key(time), value)

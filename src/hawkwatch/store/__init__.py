@@ -1,5 +1,6 @@
 """The crash-safe session store in MTHawkeye's on-disk format (stdlib and psutil only)."""
 
+from hawkwatch.model.session_name import format_session_name
 from hawkwatch.store.appender import AppenderContent, AppenderFile
 from hawkwatch.store.appender_read import read_appender
 from hawkwatch.store.records import (
@@ -12,7 +13,6 @@ from hawkwatch.store.records import (
 from hawkwatch.store.session import (
     Session,
     apply_retention,
-    format_session_name,
     latest_session,
     list_sessions,
     parse_session_name,

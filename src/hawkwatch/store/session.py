@@ -29,6 +29,7 @@ from hawkwatch._lazylog import lazy_logger
 from hawkwatch._version import __version__
 from hawkwatch.errors import NotASessionError, StoreError
 from hawkwatch.home import hawkwatch_home
+from hawkwatch.model.session_name import format_session_name
 from hawkwatch.store._process import is_same_process_alive, process_start_time
 from hawkwatch.store.files import read_regular
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
@@ -56,15 +57,6 @@ def sessions_root(root: str | os.PathLike[str] | None = None) -> Path:
     if root is not None:
         return Path(root).expanduser()
     return hawkwatch_home() / "sessions"
-
-
-def format_session_name(unix_time: float) -> str:
-    """``YYYY-MM-DD_HH-MM-SS+mmm`` in local time."""
-    seconds = int(unix_time)
-    millis = round((unix_time - seconds) * 1000)
-    if millis == 1000:
-        seconds, millis = seconds + 1, 0
-    return time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(seconds)) + f"+{millis:03d}"
 
 
 def parse_session_name(name: str) -> float | None:

@@ -79,10 +79,10 @@ class CrashMonitor:
         try:
             gone = ev.gone_unclassified(ctx.session.path.parent, ctx.session.name)
             if not gone:
-                return  # nothing to classify: the typed model is not loaded for nothing
-            from hawkwatch.agent.crash_recovery import finish_earlier_sessions
+                return  # nothing to classify: nothing more is loaded for nothing
+            from hawkwatch.agent.supervised_exit import finish_sessions
 
-            finish_earlier_sessions(ctx.session, gone)
+            finish_sessions(session.path for session in gone)
         except Exception as exc:
             report_error(self.name, "classify-earlier", exc)
 
