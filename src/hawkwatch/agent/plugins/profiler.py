@@ -28,7 +28,14 @@ the whole loss per sample at 0.13–0.32 ms on a 2-vCPU VM, so the allowance is 
 budget bounds what the program loses). Its moving average ``cost`` sets the next wait to
 ``cost / profiler.budget`` (0.005 = 0.5 % of one core), within ``1/max_rate_hz`` …
 ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead (beside py-spy it is
-py-spy's rate, and this sampler keeps to its budget share: ``_fixed_rate``).
+py-spy's rate, and this sampler keeps to its budget share: ``OutsideWatch.fixed_rate``).
+
+Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives about 3 Hz:
+enough for wall mode over a run of minutes, which only this sampler records. When py-spy gives
+up (no ptrace rights in a container, or it keeps dying) the supervisor creates the file
+``runenv.OUTSIDE_STOPPED_VAR`` names; ``OutsideWatch`` looks for it at start and then once a
+second on the scheduler thread (one failed ``open``, ~2 µs), and from then on this sampler takes
+the whole budget, or the fixed rate, and ``session.json`` says why (``profiler.outside_stopped``).
 
 The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
 scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
@@ -44,19 +51,29 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from types import CodeType, FrameType
 from typing import ClassVar, Final
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.agent.stacks import is_agent_code, py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
+from hawkwatch.errors import StoreError
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, IN_PROCESS, Profile, thread_frame
 from hawkwatch.model.records import CpuProfile
 from hawkwatch.model.stack import PyFrame, StackTable
-from hawkwatch.runenv import IN_PROCESS_SHARE, OUTSIDE_SAMPLER_VAR, PTRACER_VAR
+from hawkwatch.runenv import (
+    IN_PROCESS_SHARE,
+    OUTSIDE_SAMPLER_VAR,
+    OUTSIDE_STOPPED_VAR,
+    PTRACER_VAR,
+)
+
+log = lazy_logger(__name__)
 
 THREAD_NAME: Final = "hawkwatch-profiler"
 HANDOFF_ALLOWANCE_S: Final = 250e-6
@@ -65,6 +82,8 @@ sampler (see the module docstring)."""
 _COST_WEIGHT: Final = 0.1
 """Weight of the newest sample in the moving average of the sampler's cost."""
 _THREADS_REFRESH_S: Final = 1.0
+OUTSIDE_CHECK_S: Final = 1.0
+"""How often the sampler looks whether the supervisor's out-of-process sampler gave up."""
 _CREDIT_ONE: Final = 0.95
 """Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
 thread that ran the whole interval miss a sample."""
@@ -194,11 +213,56 @@ class Sampler:
         window.samples += 1
 
 
+class OutsideWatch:
+    """Whether the supervisor's out-of-process sampler still samples this process: named by
+    the environment (inherited by forked and exec'd children), until the file
+    ``OUTSIDE_STOPPED_VAR`` names exists; once it has, for good."""
+
+    def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
+        self.engine = environ.get(OUTSIDE_SAMPLER_VAR, "")
+        self.stopped_file = environ.get(OUTSIDE_STOPPED_VAR, "") if self.engine else ""
+        self.stopped: str | None = None
+        """Why it stopped (the supervisor's first error), once found."""
+
+    @property
+    def sampling(self) -> bool:
+        return bool(self.engine) and self.stopped is None
+
+    def check(self) -> bool:
+        """True the first time the stopped file is found (never raises: a file that cannot
+        be read is taken as not there yet)."""
+        if self.stopped is not None or not self.stopped_file:
+            return False
+        try:
+            with open(self.stopped_file, "rb") as f:
+                reason = f.read(1000)
+        except (OSError, ValueError):
+            return False
+        self.stopped = reason.decode("utf-8", "replace").strip() or "stopped"
+        return True
+
+    def budget(self, config: ProfilerConfig) -> float:
+        """The in-process sampler's budget: all of it, or its share while py-spy samples."""
+        return config.budget * IN_PROCESS_SHARE if self.sampling else config.budget
+
+    def fixed_rate(self, config: ProfilerConfig) -> float:
+        """``profiler.rate_hz``, except while py-spy samples, where it is py-spy's rate and
+        this sampler keeps to its budget share: each in-process sample takes the GIL from the
+        running thread at a call or back-edge, and on a busy machine that thread then waits
+        there, runnable, for a core — where py-spy, which counts runnable threads, samples it.
+        At 100 Hz that leaked this sampler's bias into py-spy's profile (richards:
+        ``WorkTask.fn`` 4.5 % against py-spy's < 2.4 %)."""
+        return 0.0 if self.sampling else config.rate_hz
+
+
 class ProfilerMonitor:
     name: ClassVar[str] = "profiler"
 
     def __init__(self, draw: IntervalDraw | None = None) -> None:
         self.draw = draw or IntervalDraw()
+        self._outside = OutsideWatch()
+        self._plan = (0.0, 0.0)  # (budget, fixed rate in Hz): read by the sampler thread
+        self._metadata: dict[str, object] = {}
         self._ctx: AgentContext | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -211,20 +275,46 @@ class ProfilerMonitor:
         config = ctx.config.profiler
         sampler = Sampler(config)
         _allow_supervisor_to_trace()
-        ctx.session.update_metadata(
-            "profiler",
-            {
-                "budget": _budget(config),
-                "outside": os.environ.get(OUTSIDE_SAMPLER_VAR, ""),
-                "rate_hz": _fixed_rate(config),
-                "window_s": config.window_s,
-                "thread_cpu_source": sampler.reader.source,
-                "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
-            },
-        )
+        outside = self._outside = OutsideWatch()
+        outside.check()  # a child started after py-spy gave up takes the whole budget at once
+        self._plan = (outside.budget(config), outside.fixed_rate(config))
+        self._metadata = {
+            "budget": self._plan[0],
+            "outside": outside.engine,
+            "rate_hz": self._plan[1],
+            "window_s": config.window_s,
+            "thread_cpu_source": sampler.reader.source,
+            "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
+        }
+        self._note_stopped(outside)
+        ctx.session.update_metadata("profiler", self._metadata)
         self._window = Window(time.time(), time.monotonic())
         self._start_thread(ctx, sampler)
         ctx.every(1.0, self._failure.raise_if_failed, self)
+        if outside.sampling and outside.stopped_file:
+            ctx.every(OUTSIDE_CHECK_S, self._check_outside, self)
+
+    def _check_outside(self) -> None:
+        """On the scheduler thread: once py-spy gave up, take the whole budget (or the fixed
+        rate) from the sampler's next wait on, and say so in ``session.json``."""
+        ctx, outside = self._ctx, self._outside
+        if ctx is None or not outside.check():
+            return
+        config = ctx.config.profiler
+        self._plan = (outside.budget(config), outside.fixed_rate(config))
+        self._metadata.update(budget=self._plan[0], rate_hz=self._plan[1])
+        self._note_stopped(outside)
+        try:
+            ctx.session.update_metadata("profiler", self._metadata)
+        except StoreError as exc:  # the sampler has switched all the same
+            log.debug("profiler: session.json not updated: %s", exc)
+
+    def _note_stopped(self, outside: OutsideWatch) -> None:
+        if outside.stopped is not None:
+            self._metadata["outside_stopped"] = {
+                "reason": outside.stopped,
+                "time": round(time.time(), 6),
+            }
 
     def _start_thread(self, ctx: AgentContext, sampler: Sampler) -> None:
         self._stop = stop = threading.Event()
@@ -255,18 +345,17 @@ class ProfilerMonitor:
     def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
         config = ctx.config.profiler
         draw = self.draw
-        budget = _budget(config)
         me = threading.get_ident()
-        rate = _fixed_rate(config)
-        fixed = 1.0 / rate if rate > 0 else 0.0
         shortest = 1.0 / config.max_rate_hz
         longest = max(1.0 / config.min_rate_hz, shortest)
-        period = fixed or shortest
+        rate = self._plan[1]
+        period = 1.0 / rate if rate > 0 else shortest
         due = time.monotonic() + period
         cost = 0.0
         try:
             # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
             while not stop.wait(max(due - time.monotonic(), 0.0)):
+                budget, rate = self._plan  # changes once if py-spy gives up (_check_outside)
                 with self._lock:
                     window = self._window
                     if window is None:
@@ -278,11 +367,10 @@ class ProfilerMonitor:
                     now = time.monotonic()
                     if now - window.start_mono >= config.window_s:
                         self._window = Window(time.time(), now)
-                        self._write(ctx, window.profile(now, 0.0 if fixed else budget))
+                        self._write(ctx, window.profile(now, 0.0 if rate > 0 else budget))
                 charged = spent + HANDOFF_ALLOWANCE_S
                 cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
-                if not fixed:
-                    period = min(max(cost / budget, shortest), longest)
+                period = 1.0 / rate if rate > 0 else min(max(cost / budget, shortest), longest)
                 # behind schedule: carry on, never catch up in bursts
                 due = max(due + draw.exponential(period), now)
         except Exception as exc:  # raised again on the scheduler thread by the firewall
@@ -309,9 +397,8 @@ class ProfilerMonitor:
         with self._lock:
             window, self._window = self._window, None
         if ctx is not None and window is not None and window.samples:
-            config = ctx.config.profiler
-            budget = 0.0 if _fixed_rate(config) > 0 else _budget(config)
-            self._write(ctx, window.profile(time.monotonic(), budget))
+            budget, rate = self._plan
+            self._write(ctx, window.profile(time.monotonic(), 0.0 if rate > 0 else budget))
 
     def after_fork_child(self) -> None:
         self.draw = IntervalDraw()  # the parent's generator state would give the same waits
@@ -320,22 +407,6 @@ class ProfilerMonitor:
         self._window = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
-
-
-def _budget(config: ProfilerConfig) -> float:
-    """The in-process sampler's budget: all of it, or its share when py-spy samples too."""
-    if os.environ.get(OUTSIDE_SAMPLER_VAR):
-        return config.budget * IN_PROCESS_SHARE
-    return config.budget
-
-
-def _fixed_rate(config: ProfilerConfig) -> float:
-    """``profiler.rate_hz``, except beside py-spy, where it is py-spy's rate and this sampler
-    keeps to its budget share: each in-process sample takes the GIL from the running thread at a
-    call or back-edge, and on a busy machine that thread then waits there, runnable, for a core —
-    where py-spy, which counts runnable threads, samples it. At 100 Hz that leaked this sampler's
-    bias into py-spy's profile (richards: ``WorkTask.fn`` 4.5 % against py-spy's < 2.4 %)."""
-    return 0.0 if os.environ.get(OUTSIDE_SAMPLER_VAR) else config.rate_hz
 
 
 def _allow_supervisor_to_trace() -> None:
