@@ -436,14 +436,18 @@ class Recorder:
                 return
             log = output.with_suffix(".log").open("w+b")  # a file: a pipe could fill up
             follow = bool(children_of(self.pid))
-            self._current = child = subprocess.Popen(
-                self._command(output, follow),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
-                preexec_fn=_die_with_parent(),  # noqa: PLW1509 (one system call, no locks)
-            )
+            try:
+                self._current = child = subprocess.Popen(
+                    self._command(output, follow),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,  # the terminal's Ctrl-C is the program's
+                    preexec_fn=_die_with_parent(),  # noqa: PLW1509 (one system call, no locks)
+                )
+            except BaseException:
+                log.close()  # no py-spy (not found, not executable): the recorder gives up
+                raise
         spent = Spent(child.pid, time.monotonic())
         cpu_last = self._watch(child, follow, spent, dict(cpu_before))
         rate = self.rate_hz
