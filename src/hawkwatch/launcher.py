@@ -426,9 +426,11 @@ class OutsideSampler:
             metadata["profiler_outside"] = note
             session.write_metadata(metadata)
         if recorder.gave_up is not None:
+            fixed = self.options.budget <= 0  # py-spy's budget is 0 when profiler.rate_hz is set
+            at = "profiler.rate_hz" if fixed else "the whole profiler.budget"
             print(
                 f"hawkwatch: py-spy could not sample the program ({recorder.gave_up}); "
-                "its profile is the in-process sampler's, at the whole profiler.budget",
+                f"its profile is the in-process sampler's, at {at}",
                 file=sys.stderr,
             )
 

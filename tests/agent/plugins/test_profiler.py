@@ -319,7 +319,7 @@ def test_when_py_spy_gives_up_the_running_sampler_takes_the_fixed_rate(
     """Beside py-spy a fixed 250 Hz is py-spy's; once the supervisor's stopped file appears the
     running sampler waits 1/250 s, and ``session.json`` and the window say so."""
     from hawkwatch.agent.sampling import IntervalDraw
-    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR, OUTSIDE_STOPPED_VAR
+    from hawkwatch.runenv import IN_PROCESS_SHARE, OUTSIDE_SAMPLER_VAR, OUTSIDE_STOPPED_VAR
 
     stopped = tmp_path / "outside-stopped"
     monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
@@ -352,9 +352,13 @@ def test_when_py_spy_gives_up_the_running_sampler_takes_the_fixed_rate(
     assert noted["rate_hz"] == 250 and noted["budget"] == config.budget
     assert noted["outside"] == "py-spy"
     assert noted["outside_stopped"]["reason"] == "py-spy exit 1"
-    (window,) = profiles()
-    assert window.budget == 0.0  # a fixed rate, not a budget, set the window's samples
-    assert window.samples >= 3
+    # no window mixes the two: the share's ends at the switch, the fixed rate's starts there
+    before, after = sorted(profiles(), key=lambda p: p.start_time)
+    assert before.budget == pytest.approx(config.budget * IN_PROCESS_SHARE)
+    assert before.samples >= 3  # one a wait drawn under the share
+    assert after.budget == 0.0  # a fixed rate, not a budget, set its samples
+    assert after.start_time >= noted["outside_stopped"]["time"]
+    assert after.samples >= 1
 
 
 FORKS_AFTER_PY_SPY_GAVE_UP = """

@@ -262,10 +262,12 @@ class ProfilerMonitor:
         self.draw = draw or IntervalDraw()
         self._outside = OutsideWatch()
         self._plan = (0.0, 0.0)  # (budget, fixed rate in Hz): read by the sampler thread
+        self._window_plan = self._plan  # the plan the current window is sampled under
         self._metadata: dict[str, object] = {}
         self._ctx: AgentContext | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._wake = threading.Event()  # the sampler's waits end early: stop, or a new plan
         self._failure = DeferredFailure()
         self._window: Window | None = None
         self._lock = threading.Lock()  # guards the hand-over of a window at stop
@@ -289,6 +291,7 @@ class ProfilerMonitor:
         self._note_stopped(outside)
         ctx.session.update_metadata("profiler", self._metadata)
         self._window = Window(time.time(), time.monotonic())
+        self._window_plan = self._plan
         self._start_thread(ctx, sampler)
         ctx.every(1.0, self._failure.raise_if_failed, self)
         if outside.sampling and outside.stopped_file:
@@ -301,9 +304,10 @@ class ProfilerMonitor:
         if ctx is None or not outside.check():
             return
         config = ctx.config.profiler
+        self._note_stopped(outside)  # its time precedes every window of the new plan
         self._plan = (outside.budget(config), outside.fixed_rate(config))
+        self._wake.set()  # not after a wait of the old plan (up to seconds)
         self._metadata.update(budget=self._plan[0], rate_hz=self._plan[1])
-        self._note_stopped(outside)
         try:
             ctx.session.update_metadata("profiler", self._metadata)
         except StoreError as exc:  # the sampler has switched all the same
@@ -313,13 +317,14 @@ class ProfilerMonitor:
         if outside.stopped is not None:
             self._metadata["outside_stopped"] = {
                 "reason": outside.stopped,
-                "time": round(time.time(), 6),
+                "time": time.time(),
             }
 
     def _start_thread(self, ctx: AgentContext, sampler: Sampler) -> None:
         self._stop = stop = threading.Event()
+        self._wake = wake = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, args=(ctx, sampler, stop), name=THREAD_NAME, daemon=True
+            target=self._run, args=(ctx, sampler, stop, wake), name=THREAD_NAME, daemon=True
         )
         self._thread.start()
 
@@ -332,6 +337,7 @@ class ProfilerMonitor:
     def pause(self) -> None:
         """Before ``fork()``: end the sampler thread, keeping the window."""
         self._stop.set()
+        self._wake.set()  # after ``_stop``: a sampler woken by it sees it set
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(1.0)
@@ -342,7 +348,9 @@ class ProfilerMonitor:
         if ctx is not None and self._thread is None and self._window is not None:
             self._start_thread(ctx, Sampler(ctx.config.profiler))
 
-    def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
+    def _run(
+        self, ctx: AgentContext, sampler: Sampler, stop: threading.Event, wake: threading.Event
+    ) -> None:
         config = ctx.config.profiler
         draw = self.draw
         me = threading.get_ident()
@@ -354,20 +362,25 @@ class ProfilerMonitor:
         cost = 0.0
         try:
             # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
-            while not stop.wait(max(due - time.monotonic(), 0.0)):
-                budget, rate = self._plan  # changes once if py-spy gives up (_check_outside)
+            while True:
+                if wake.wait(max(due - time.monotonic(), 0.0)):
+                    wake.clear()  # stopping, or py-spy gave up: sample under the new plan now
+                if stop.is_set():
+                    return
                 with self._lock:
                     window = self._window
                     if window is None:
                         return
+                    if self._window_plan is not self._plan:  # py-spy gave up (_check_outside)
+                        window = self._next_window(ctx, window, time.monotonic())
                     begin = time.perf_counter()
                     sampler.sample(window, me)
                     spent = time.perf_counter() - begin
                     window.cost_s += spent
                     now = time.monotonic()
                     if now - window.start_mono >= config.window_s:
-                        self._window = Window(time.time(), now)
-                        self._write(ctx, window.profile(now, 0.0 if rate > 0 else budget))
+                        self._next_window(ctx, window, now)
+                    budget, rate = self._window_plan
                 charged = spent + HANDOFF_ALLOWANCE_S
                 cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
                 period = 1.0 / rate if rate > 0 else min(max(cost / budget, shortest), longest)
@@ -377,6 +390,15 @@ class ProfilerMonitor:
             self._failure.capture(exc)
         finally:
             sampler.close()
+
+    def _next_window(self, ctx: AgentContext, window: Window, now: float) -> Window:
+        """Under the lock: write ``window`` (if it has samples) with the budget it was sampled
+        at, and start the next one under the current plan, so that no window mixes two."""
+        if window.samples:
+            self._write(ctx, window.profile(now, _window_budget(self._window_plan)))
+        self._window = Window(time.time(), now)
+        self._window_plan = self._plan
+        return self._window
 
     def _write(self, ctx: AgentContext, profile: Profile) -> None:
         window = CpuProfile.of(profile)
@@ -397,8 +419,7 @@ class ProfilerMonitor:
         with self._lock:
             window, self._window = self._window, None
         if ctx is not None and window is not None and window.samples:
-            budget, rate = self._plan
-            self._write(ctx, window.profile(time.monotonic(), 0.0 if rate > 0 else budget))
+            self._write(ctx, window.profile(time.monotonic(), _window_budget(self._window_plan)))
 
     def after_fork_child(self) -> None:
         self.draw = IntervalDraw()  # the parent's generator state would give the same waits
@@ -407,6 +428,13 @@ class ProfilerMonitor:
         self._window = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
+
+
+def _window_budget(plan: tuple[float, float]) -> float:
+    """A window's ``budget`` field: 0 when a fixed rate, not a budget, set its samples."""
+    budget, rate = plan
+    return 0.0 if rate > 0 else budget
 
 
 def _allow_supervisor_to_trace() -> None:
