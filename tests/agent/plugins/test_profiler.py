@@ -120,7 +120,10 @@ def test_the_default_budget_adapts_the_rate_within_its_bounds(hawkwatch_home: Pa
     assert wait_for(lambda: len(profiles()) >= 2, timeout_s=30)
     for profile in profiles():
         assert profile.budget == ProfilerConfig().budget == 0.005
-        assert 1.0 * 0.5 <= profile.rate_hz <= 100 * 1.5  # min_rate_hz … max_rate_hz, with jitter
+    # the rate is the waits the sampler asks for (what it got depends on the machine's load)
+    hawkwatch.stop()
+    asked, _ = _first_waits(ProfilerConfig(enabled=True, window_s=0.5))
+    assert all(1 / 100 <= mean <= 1 / 1.0 for mean in asked)  # max_rate_hz … min_rate_hz
 
 
 def test_a_large_window_goes_to_a_side_file(hawkwatch_home: Path) -> None:

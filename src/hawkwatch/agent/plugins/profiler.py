@@ -83,7 +83,8 @@ _COST_WEIGHT: Final = 0.1
 """Weight of the newest sample in the moving average of the sampler's cost."""
 _THREADS_REFRESH_S: Final = 1.0
 OUTSIDE_CHECK_S: Final = 1.0
-"""How often the sampler looks whether the supervisor's out-of-process sampler gave up."""
+"""How often the monitor looks whether the supervisor's out-of-process sampler gave up (with
+its check for a failure of the sampler thread)."""
 _CREDIT_ONE: Final = 0.95
 """Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
 thread that ran the whole interval miss a sample."""
@@ -293,13 +294,19 @@ class ProfilerMonitor:
         self._window = Window(time.time(), time.monotonic())
         self._window_plan = self._plan
         self._start_thread(ctx, sampler)
-        ctx.every(1.0, self._failure.raise_if_failed, self)
-        if outside.sampling and outside.stopped_file:
-            ctx.every(OUTSIDE_CHECK_S, self._check_outside, self)
+        ctx.every(OUTSIDE_CHECK_S, self._tick, self)
+
+    def _tick(self) -> None:
+        """On the scheduler thread, once a second: a failure of the sampler thread is raised
+        here (the runtime's firewall), and whether py-spy gave up is looked at (one job: no
+        extra wake-up)."""
+        self._failure.raise_if_failed()
+        if self._outside.sampling:
+            self._check_outside()
 
     def _check_outside(self) -> None:
-        """On the scheduler thread: once py-spy gave up, take the whole budget (or the fixed
-        rate) from the sampler's next wait on, and say so in ``session.json``."""
+        """Once py-spy gave up, take the whole budget (or the fixed rate) from now on, and say
+        so in ``session.json``."""
         ctx, outside = self._ctx, self._outside
         if ctx is None or not outside.check():
             return
