@@ -375,7 +375,8 @@ class OutsideSampler:
     def environment(self, scratch: str) -> dict[str, str]:
         """What the program is told: py-spy samples it (its sampler keeps its budget share),
         and which file in ``scratch`` says py-spy stopped (``runenv.OUTSIDE_STOPPED_VAR``)."""
-        self.options.stopped_file = os.path.join(scratch, "outside-stopped")
+        # absolute: the program may change its working folder (a relative TMPDIR)
+        self.options.stopped_file = os.path.abspath(os.path.join(scratch, "outside-stopped"))
         return {
             PTRACER_VAR: str(os.getpid()),
             OUTSIDE_SAMPLER_VAR: "py-spy",

@@ -414,7 +414,7 @@ def test_parent_and_forked_child_both_see_py_spy_give_up(tmp_path: Path) -> None
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.stderr == ""  # no traceback, no warning of a fork beside threads (3.12+)
     lines = done.stdout.splitlines()
     seen = {role: (before, after) for role, before, after in map(json.loads, lines)}
     assert set(seen) == {"parent", "child"}
