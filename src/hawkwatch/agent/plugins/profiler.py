@@ -30,7 +30,7 @@ budget bounds what the program loses). Its moving average ``cost`` sets the next
 ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead (beside py-spy it is
 py-spy's rate, and this sampler keeps to its budget share: ``OutsideWatch.fixed_rate``).
 
-Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives about 3 Hz:
+Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives 2–3 Hz:
 enough for wall mode over a run of minutes, which only this sampler records. When py-spy gives
 up (no ptrace rights in a container, or it keeps dying) the supervisor creates the file
 ``runenv.OUTSIDE_STOPPED_VAR`` names; ``OutsideWatch`` looks for it at start and then once a
@@ -372,6 +372,7 @@ class ProfilerMonitor:
             while True:
                 if wake.wait(max(due - time.monotonic(), 0.0)):
                     wake.clear()  # stopping, or py-spy gave up: sample under the new plan now
+                    due = time.monotonic()  # and wait from now, not from the old plan's wait
                 if stop.is_set():
                     return
                 with self._lock:
