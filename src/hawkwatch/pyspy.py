@@ -72,6 +72,7 @@ CPU_POLLS: Final = 5
 """Threads' CPU is read every this many polls (0.25 s) during a window, so the readings of a
 thread or process that ends before the window does are at most that old."""
 EXEC_POLL_S: Final = 0.05
+"""How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
 FAILURES_TO_GIVE_UP: Final = 3
 """py-spy runs in a row that failed before any window: it cannot attach here (no ptrace
 rights, a Python it cannot read); the recorder stops trying."""
@@ -79,7 +80,6 @@ FAILURES_TO_GIVE_UP_LATER: Final = 5
 """The same after windows were recorded (py-spy dies, or the program exec'd something it cannot
 read): more, as a py-spy started on a program that just exec'd fails until its interpreter is
 up."""
-"""How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
 _PROCESS = re.compile(r'^process (?P<pid>\d+):')
 _THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>\d+)\)$", re.DOTALL)
