@@ -33,9 +33,10 @@ py-spy's rate, and this sampler keeps to its budget share: ``OutsideWatch.fixed_
 Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives 2–3 Hz:
 enough for wall mode over a run of minutes, which only this sampler records. When py-spy gives
 up (no ptrace rights in a container, or it keeps dying) the supervisor creates the file
-``runenv.OUTSIDE_STOPPED_VAR`` names; ``OutsideWatch`` looks for it at start and then once a
-second on the scheduler thread (one failed ``open``, ~2 µs), and from then on this sampler takes
-the whole budget, or the fixed rate, and ``session.json`` says why (``profiler.outside_stopped``).
+``runenv.OUTSIDE_STOPPED_VAR`` names; ``OutsideWatch`` looks for it at start, then when the
+sampler wakes anyway (at most every 0.25 s) and once a second on the scheduler thread (one failed
+``open``, ~2 µs), and from then on this sampler takes the whole budget, or the fixed rate, in a
+window of its own, and ``session.json`` says why (``profiler.outside_stopped``).
 
 The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
 scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
@@ -83,8 +84,11 @@ _COST_WEIGHT: Final = 0.1
 """Weight of the newest sample in the moving average of the sampler's cost."""
 _THREADS_REFRESH_S: Final = 1.0
 OUTSIDE_CHECK_S: Final = 1.0
-"""How often the monitor looks whether the supervisor's out-of-process sampler gave up (with
+"""How often the scheduler looks whether the supervisor's out-of-process sampler gave up (with
 its check for a failure of the sampler thread)."""
+OUTSIDE_CHECK_SAMPLER_S: Final = 0.25
+"""The sampler thread looks too, when it wakes anyway, at most this often: at the share's 2–3 Hz
+about every sample, so a short program switches ~0.3 s sooner than the scheduler's second."""
 _CREDIT_ONE: Final = 0.95
 """Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
 thread that ran the whole interval miss a sample."""
@@ -272,6 +276,7 @@ class ProfilerMonitor:
         self._failure = DeferredFailure()
         self._window: Window | None = None
         self._lock = threading.Lock()  # guards the hand-over of a window at stop
+        self._check_lock = threading.Lock()
 
     def start(self, ctx: AgentContext) -> None:
         self._ctx = ctx
@@ -306,7 +311,15 @@ class ProfilerMonitor:
 
     def _check_outside(self) -> None:
         """Once py-spy gave up, take the whole budget (or the fixed rate) from now on, and say
-        so in ``session.json``."""
+        so in ``session.json`` (from the scheduler or the sampler thread; one at a time)."""
+        if not self._check_lock.acquire(blocking=False):
+            return  # the other thread is looking
+        try:
+            self._switch_if_stopped()
+        finally:
+            self._check_lock.release()
+
+    def _switch_if_stopped(self) -> None:
         ctx, outside = self._ctx, self._outside
         if ctx is None or not outside.check():
             return
@@ -367,6 +380,7 @@ class ProfilerMonitor:
         period = 1.0 / rate if rate > 0 else shortest
         due = time.monotonic() + period
         cost = 0.0
+        look_at = 0.0  # when the sampler next looks whether py-spy gave up
         try:
             # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
             while True:
@@ -394,6 +408,9 @@ class ProfilerMonitor:
                 period = 1.0 / rate if rate > 0 else min(max(cost / budget, shortest), longest)
                 # behind schedule: carry on, never catch up in bursts
                 due = max(due + draw.exponential(period), now)
+                if now >= look_at and self._outside.sampling:
+                    look_at = now + OUTSIDE_CHECK_SAMPLER_S
+                    self._check_outside()  # a switch wakes this thread at once
         except Exception as exc:  # raised again on the scheduler thread by the firewall
             self._failure.capture(exc)
         finally:
@@ -437,6 +454,7 @@ class ProfilerMonitor:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._wake = threading.Event()
+        self._check_lock = threading.Lock()
 
 
 def _window_budget(plan: tuple[float, float]) -> float:
