@@ -33,6 +33,7 @@ from hawkwatch.runenv import (
     IN_PROCESS_SHARE,
     MAIN_STARTED,
     OUTSIDE_SAMPLER_VAR,
+    OUTSIDE_STOPPED_VAR,
     PTRACER_VAR,
     PYTHON_VAR,
     SESSION_FILE_VAR,
@@ -161,8 +162,7 @@ def run_program(
         session_file = os.path.join(scratch, "session")
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
-            env[PTRACER_VAR] = str(os.getpid())
-            env[OUTSIDE_SAMPLER_VAR] = "py-spy"
+            env.update(sampler.environment(scratch))
         returncode = _supervise(
             argv,
             env,
@@ -386,12 +386,27 @@ class OutsideSampler:
             )
         )
 
+    def environment(self, scratch: str) -> dict[str, str]:
+        """What the program is told: py-spy samples it (its sampler keeps its budget share),
+        and which file in ``scratch`` says py-spy stopped (``runenv.OUTSIDE_STOPPED_VAR``)."""
+        # absolute: the program may change its working folder (a relative TMPDIR)
+        self.options.stopped_file = os.path.abspath(os.path.join(scratch, "outside-stopped"))
+        return {
+            PTRACER_VAR: str(os.getpid()),
+            OUTSIDE_SAMPLER_VAR: "py-spy",
+            OUTSIDE_STOPPED_VAR: self.options.stopped_file,
+        }
+
     def start(self, pid: int) -> None:
         from hawkwatch.pyspy import Recorder
 
         self.pid = pid
         self.recorder = Recorder(pid, self.options)
-        self.recorder.start()
+        try:
+            self.recorder.start()
+        except Exception as exc:  # the program must not wait for samples that never come
+            self.recorder.give_up(f"not started: {type(exc).__name__}: {exc}")
+            raise
 
     def stop(self) -> None:
         if self.recorder is not None:
@@ -409,6 +424,7 @@ class OutsideSampler:
             "nonblocking": self.options.nonblocking,
             "windows": len(recorder.windows),
             "errors": recorder.errors[-5:],
+            "gave_up": recorder.gave_up,
         }
         try:
             from hawkwatch.pyspy_store import store_windows
@@ -424,6 +440,14 @@ class OutsideSampler:
             metadata = session.metadata
             metadata["profiler_outside"] = note
             session.write_metadata(metadata)
+        if recorder.gave_up is not None:
+            fixed = self.options.budget <= 0  # py-spy's budget is 0 when profiler.rate_hz is set
+            at = "profiler.rate_hz" if fixed else "the whole profiler.budget"
+            print(
+                f"hawkwatch: py-spy could not sample the program ({recorder.gave_up}); "
+                f"its profile is the in-process sampler's, at {at}",
+                file=sys.stderr,
+            )
 
 
 def record_exit(outcome: RunOutcome) -> None:

@@ -20,9 +20,12 @@ new children, whatever the rate). The recorder looks for children every ``CPU_PO
 option as soon as one appears, so the next one follows it. When the program execs (its
 ``/proc/PID/cmdline`` changes) the window ends at once too and the next one attaches to the new
 interpreter. Each window's rate is what py-spy's share of the budget pays for at the cost a
-sample had in the window before (``Recorder.next_rate``). py-spy's own output goes to a pipe:
-the program's output and exit code are never touched. Pure parsing lives here too
-(``parse_raw``), so tests and benchmarks read py-spy's files the same way.
+sample had in the window before (``Recorder.next_rate``). py-spy's own output goes to a file:
+the program's output and exit code are never touched. When py-spy cannot sample (no ptrace
+rights, or it keeps failing) the recorder gives up and creates ``stopped_file``, which tells
+the program's in-process sampler to take the whole budget (``runenv.OUTSIDE_STOPPED_VAR``).
+Pure parsing lives here too (``parse_raw``), so tests and benchmarks read py-spy's files the
+same way.
 """
 
 from __future__ import annotations
@@ -70,6 +73,13 @@ CPU_POLLS: Final = 5
 thread or process that ends before the window does are at most that old."""
 EXEC_POLL_S: Final = 0.05
 """How often a window checks whether the program exec'd (it then ends, so py-spy re-attaches)."""
+FAILURES_TO_GIVE_UP: Final = 3
+"""py-spy runs in a row that failed before any window: it cannot attach here (no ptrace
+rights, a Python it cannot read); the recorder stops trying."""
+FAILURES_TO_GIVE_UP_LATER: Final = 5
+"""The same after windows were recorded (py-spy dies, or the program exec'd something it cannot
+read): more, as a py-spy started on a program that just exec'd fails until its interpreter is
+up."""
 _PROCESS = re.compile(r'^process (?P<pid>\d+):')
 _THREAD = re.compile(r"^thread \((?P<tid>[^)]*)\)(?:: (?P<name>.*))?$")
 _FRAME = re.compile(r"^(?P<func>.*?) \((?P<file>.*):(?P<line>\d+)\)$", re.DOTALL)
@@ -326,13 +336,17 @@ class RecorderOptions:
     keeps ``rate_hz`` (a fixed rate)."""
     min_rate_hz: float = 1.0
     max_rate_hz: float = 100.0
+    stopped_file: str = ""
+    """Created (holding why) when the recorder gives up, for the program to find
+    (``runenv.OUTSIDE_STOPPED_VAR``); "" for none."""
 
 
 class Recorder:
     """Runs py-spy on ``pid`` and its children window after window until ``stop()``.
 
     Never raises into the supervisor: a py-spy that cannot attach (no ptrace rights, no
-    Python) leaves ``errors`` and no windows, and the in-process sampler's windows stand.
+    Python) leaves ``errors``, no windows and ``gave_up`` (the first error of the failing
+    run), and the in-process sampler's windows stand, at the whole budget from then on.
     """
 
     def __init__(self, pid: int, options: RecorderOptions) -> None:
@@ -341,6 +355,7 @@ class Recorder:
         self.rate_hz = max(1, round(options.rate_hz))
         self.windows: list[Window] = []
         self.errors: list[str] = []
+        self.gave_up: str | None = None
         self._stop = threading.Event()
         self._current: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
@@ -377,18 +392,41 @@ class Recorder:
         return command
 
     def _run(self) -> None:
+        try:
+            self._windows()
+        except Exception as exc:  # noqa: BLE001 (never into the supervisor)
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            self.give_up(self.errors[-1])
+
+    def _windows(self) -> None:
         with tempfile.TemporaryDirectory(prefix="hawkwatch-py-spy-") as scratch:
             number = 0
+            failing_since = 0  # index in ``errors`` of the first failure in a row
             while not self._stop.is_set() and _alive(self.pid):
                 number += 1
                 output = Path(scratch) / f"window-{number}.txt"
-                try:
-                    self._one(output)
-                except Exception as exc:  # noqa: BLE001 (never into the supervisor)
-                    self.errors.append(f"{type(exc).__name__}: {exc}")
-                    return
-                if len(self.errors) >= 3 and not self.windows:
-                    return  # py-spy cannot attach here: stop trying
+                errors, windows = len(self.errors), len(self.windows)
+                self._one(output)
+                if len(self.windows) > windows:
+                    failing_since = len(self.errors)
+                elif len(self.errors) > errors:
+                    limit = FAILURES_TO_GIVE_UP_LATER if self.windows else FAILURES_TO_GIVE_UP
+                    if len(self.errors) - failing_since >= limit:
+                        self.give_up(self.errors[failing_since])  # py-spy cannot sample here
+                        return
+
+    def give_up(self, reason: str) -> None:
+        """Stop trying for good, and tell the program (``stopped_file``; never raises)."""
+        self.gave_up = reason
+        self._stop.set()
+        path = self.options.stopped_file
+        if not path:
+            return
+        with contextlib.suppress(OSError):  # written whole, then named: never read half-written
+            temporary = f"{path}.tmp"
+            with open(temporary, "w", encoding="utf-8") as f:
+                f.write(reason[:500])
+            os.replace(temporary, path)
 
     def _one(self, output: Path) -> None:
         cpu_before = thread_cpu_seconds(self.pid)
@@ -398,14 +436,18 @@ class Recorder:
                 return
             log = output.with_suffix(".log").open("w+b")  # a file: a pipe could fill up
             follow = bool(children_of(self.pid))
-            self._current = child = subprocess.Popen(
-                self._command(output, follow),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # the terminal's Ctrl-C is the program's, not py-spy's
-                preexec_fn=_die_with_parent(),  # noqa: PLW1509 (one system call, no locks)
-            )
+            try:
+                self._current = child = subprocess.Popen(
+                    self._command(output, follow),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,  # the terminal's Ctrl-C is the program's
+                    preexec_fn=_die_with_parent(),  # noqa: PLW1509 (one system call, no locks)
+                )
+            except BaseException:
+                log.close()  # no py-spy (not found, not executable): the recorder gives up
+                raise
         spent = Spent(child.pid, time.monotonic())
         cpu_last = self._watch(child, follow, spent, dict(cpu_before))
         rate = self.rate_hz
@@ -419,8 +461,7 @@ class Recorder:
             text = output.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             if _alive(self.pid):
-                message = err.decode(errors="replace").strip().splitlines()
-                self.errors.append(message[-1] if message else f"py-spy exit {child.returncode}")
+                self.errors.append(error_line(err) or f"py-spy exit {child.returncode}")
                 time.sleep(0.2)
             return
         cpu_last.update(thread_cpu_seconds(self.pid))
@@ -508,6 +549,24 @@ class Spent:
             return None
         return cost_per_sample(self.last[1] - self.first[1], self.last[0] - self.first[0],
                                rate_hz)  # fmt: skip
+
+
+def error_line(stderr: bytes) -> str:
+    """py-spy's error in one line: its ``Error:`` line (or the last line) and the innermost
+    cause, without the stack backtrace it prints after them."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    if "Stack backtrace:" in lines:
+        lines = lines[: lines.index("Stack backtrace:")]
+    if not lines:
+        return ""
+    if "Caused by:" not in lines:
+        return lines[-1]
+    at = lines.index("Caused by:")
+    errors = [line for line in lines[:at] if line.startswith("Error")]
+    main = errors[0] if errors else lines[at - 1] if at else ""
+    cause = lines[-1].split(": ", 1)[-1] if at < len(lines) - 1 else ""
+    return f"{main} ({cause})" if main and cause else main or cause
 
 
 def _die_with_parent() -> Callable[[], None] | None:

@@ -40,6 +40,12 @@ OUTSIDE_SAMPLER_VAR: Final = "_HAWKWATCH_OUTSIDE_SAMPLER"
 then keeps only ``IN_PROCESS_SHARE`` of the budget (wall mode, and a profile if the supervisor
 dies), py-spy gets the rest. Inherited, like the sampling itself (``--subprocesses``)."""
 IN_PROCESS_SHARE: Final = 0.2
+OUTSIDE_STOPPED_VAR: Final = "_HAWKWATCH_OUTSIDE_STOPPED"
+"""Set beside ``OUTSIDE_SAMPLER_VAR``: a file in the supervisor's private scratch folder that
+does not exist while the outside sampler samples. The supervisor creates it, holding why, when
+the sampler gave up (py-spy cannot attach: no ptrace rights; or it keeps failing) or never
+started; the in-process sampler looks for it about once a second and from then on takes the
+whole budget and honours a fixed ``profiler.rate_hz``. Inherited with the rest."""
 MAIN_STARTED: Final = "main-started"
 """A line the bootstrap adds to the session file when the program's own code starts."""
 WATCHING_MAIN: Final = "watching-main"

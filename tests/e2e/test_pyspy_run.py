@@ -152,6 +152,30 @@ def test_the_dominant_function_gets_the_largest_share_in_each_process(ran) -> No
     # profiler.rate_hz fixes the rate: every window kept it, whatever a sample cost
     assert note["rates_hz"] == [100] * note["windows"]
     assert len(note["cost_per_sample_s"]) == note["windows"]
+    assert note["gave_up"] is None
+
+
+def test_beside_a_working_py_spy_each_in_process_sampler_keeps_its_share(ran) -> None:
+    """py-spy sampled every process: none was told it gave up, so each in-process sampler
+    kept its budget share (its windows say so) and left the fixed rate to py-spy."""
+    from hawkwatch.config import ProfilerConfig
+    from hawkwatch.model.profile import IN_PROCESS
+    from hawkwatch.runenv import IN_PROCESS_SHARE
+
+    runner, result = ran
+    assert "could not sample" not in result.stderr
+    share = ProfilerConfig().budget * IN_PROCESS_SHARE
+    for session in list_sessions(runner.root):
+        noted = session.metadata["profiler"]
+        assert "outside_stopped" not in noted, session.metadata
+        assert (noted["outside"], noted["rate_hz"]) == ("py-spy", 0.0)
+        assert noted["budget"] == pytest.approx(share)
+        windows = read_profiles(session.path, session.records().records).value
+        inside = [w for w in windows if w.sampler == IN_PROCESS]
+        assert all(w.budget == pytest.approx(share) for w in inside)
+    (parent,) = [s for s in list_sessions(runner.root) if s.metadata.get("supervised")]
+    report = runner.hawkwatch("report", str(parent.path), "--json")
+    assert json.loads(report.stdout)["cpu"]["outside_note"] is None
 
 
 def test_the_episode_tree_comes_from_py_spy(ran) -> None:

@@ -135,3 +135,65 @@ def test_a_short_burn_explains_why_no_episode_shows() -> None:
     assert json_report.to_json_dict(dataclasses.replace(small_report(), cpu=summary))["cpu"][
         "short_burn"
     ]["min_duration_s"] == 60.0
+
+
+GAVE_UP = "Permission Denied: Try running again with elevated permissions"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({}, None),
+        ({"profiler": {"outside": "", "budget": 0.005, "rate_hz": 0.0}}, None),
+        # py-spy sampled: its note has windows and no give-up
+        ({"profiler_outside": {"windows": 4, "errors": [], "gave_up": None}}, None),
+        (
+            {
+                "profiler_outside": {"windows": 0, "errors": [GAVE_UP] * 3, "gave_up": GAVE_UP},
+                "profiler": {"budget": 0.005, "rate_hz": 0.0,
+                             "outside_stopped": {"reason": GAVE_UP, "time": T0}},
+            },
+            f"py-spy could not sample this process ({GAVE_UP}); the profile is the in-process "
+            "sampler's, at the whole profiler.budget (0.005 of a core)",
+        ),
+        (  # an exec'd or forked process: its own agent's note only, a fixed rate
+            {"profiler": {"budget": 0.005, "rate_hz": 100.0,
+                          "outside_stopped": {"reason": "py-spy exit 1", "time": T0}}},
+            "py-spy could not sample this process (py-spy exit 1); the profile is the "
+            "in-process sampler's, at the fixed profiler.rate_hz (100 Hz)",
+        ),
+        (  # py-spy died after two windows
+            {"profiler_outside": {"windows": 2, "errors": ["a", "b"], "gave_up": "a"},
+             "profiler": {"budget": 0.005, "rate_hz": 0.0,
+                          "outside_stopped": {"reason": "a", "time": T0}}},
+            "py-spy stopped sampling after 2 windows (a); from then on the profile is the "
+            "in-process sampler's, at the whole profiler.budget (0.005 of a core)",
+        ),
+        (  # a session from before the give-up note, or the program ended before it looked
+            {"profiler_outside": {"windows": 0, "errors": ["Error: no such pid"]},
+             "profiler": {"budget": 0.001, "rate_hz": 0.0}},
+            "py-spy could not sample this process (Error: no such pid); the profile is the "
+            "in-process sampler's alone, at its share of the budget",
+        ),
+        ({"profiler_outside": "garbage", "profiler": {"outside_stopped": 3}}, None),
+    ],
+)
+def test_the_note_says_why_py_spy_did_not_sample(metadata, expected) -> None:
+    from hawkwatch.analysis.cpu_report import outside_sampler_note
+
+    assert outside_sampler_note(metadata) == expected
+
+
+def test_the_note_is_one_line_above_the_profile_and_in_the_json() -> None:
+    note = "py-spy could not sample this process (py-spy exit 1); the profile is the in-process"
+    summary = build_cpu_summary([], [window()], start=T0, outside_note=note)
+    report = dataclasses.replace(small_report(), cpu=summary)
+    out = io.StringIO()
+    console.render(report, out, width=200, tz=UTC)
+    lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    at = lines.index(note)
+    assert lines[at + 2].startswith("CPU profile (in-process, 450 cpu samples")
+    assert json_report.to_json_dict(report)["cpu"]["outside_note"] == note
+    # the note alone is a section: a run whose program ended before any window
+    alone = build_cpu_summary([], [], start=T0, outside_note=note)
+    assert alone is not None and alone.outside_note == note and alone.profiler is None

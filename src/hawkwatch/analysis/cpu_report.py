@@ -32,14 +32,16 @@ def build_cpu_summary(
     top: int = 3,
     profiler_top: int = 10,
     short_burn: Mapping[str, Any] | None = None,
+    outside_note: str | None = None,
 ) -> CpuSummary | None:
-    """None when the session has neither episodes, profiler windows nor a short burn.
+    """None when the session has neither episodes, profiler windows, a short burn nor a note.
 
     ``short_burn`` is the agent's note of the longest burn shorter than the episode minimum
     (``session.json`` → ``cpu.longest_short_burn``); shown only when no episode was recorded.
+    ``outside_note`` says why py-spy's samples are missing (``outside_sampler_note``).
     """
     burn = _short_burn(short_burn) if not episodes else None
-    if not episodes and not profiles and not skipped and burn is None:
+    if not episodes and not profiles and not skipped and burn is None and outside_note is None:
         return None
     longest = sorted(episodes, key=lambda e: -e.lasting_s)[:max_rows]
     rows = tuple(
@@ -74,7 +76,46 @@ def build_cpu_summary(
             mode_samples=tree.total,
             sampler=tree.sampler,
         )
-    return CpuSummary(rows, len(episodes), profiler, skipped, burn)
+    return CpuSummary(rows, len(episodes), profiler, skipped, burn, outside_note)
+
+
+def outside_sampler_note(metadata: Mapping[str, Any]) -> str | None:
+    """One line when py-spy, run by ``hawkwatch run``, could not sample the process, from
+    ``session.json``: the supervisor's ``profiler_outside`` (its first error; the program's
+    session only) and the agent's ``profiler.outside_stopped`` (every process it told). None
+    when py-spy sampled, or was not asked to."""
+    outside = metadata.get("profiler_outside")
+    outside = outside if isinstance(outside, Mapping) else {}
+    profiler = metadata.get("profiler")
+    profiler = profiler if isinstance(profiler, Mapping) else {}
+    stopped = profiler.get("outside_stopped")
+    stopped = stopped if isinstance(stopped, Mapping) else None
+    windows = outside.get("windows")
+    windows = windows if isinstance(windows, int) and not isinstance(windows, bool) else 0
+    errors = outside.get("errors")
+    first_error = errors[0] if isinstance(errors, list) and errors else None
+    gave_up = outside.get("gave_up") or (first_error if outside and not windows else None)
+    if stopped is None and not gave_up:
+        return None
+    reason = (stopped or {}).get("reason") or gave_up
+    said = (
+        f"py-spy stopped sampling after {windows} window{'s' if windows != 1 else ''}"
+        if windows
+        else "py-spy could not sample this process"
+    )
+    if reason:
+        said += f" ({str(reason)[:200]})"
+    if stopped is None:  # the program ended before its sampler looked (about once a second)
+        return f"{said}; the profile is the in-process sampler's alone, at its share of the budget"
+    rate, budget = profiler.get("rate_hz"), profiler.get("budget")
+    if isinstance(rate, int | float) and rate > 0:
+        at = f"at the fixed profiler.rate_hz ({rate:g} Hz)"
+    elif isinstance(budget, int | float):
+        at = f"at the whole profiler.budget ({budget:g} of a core)"
+    else:
+        at = "at the whole budget"
+    since = "from then on " if windows else ""
+    return f"{said}; {since}the profile is the in-process sampler's, {at}"
 
 
 def _rate(used: Sequence[Profile], outside: bool) -> float:

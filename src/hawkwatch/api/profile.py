@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import msgspec
 
 from hawkwatch.analysis.calltree import build_profile_tree, merge_roots
+from hawkwatch.analysis.cpu_report import outside_sampler_note
 from hawkwatch.api.session import PathLike, Session
 from hawkwatch.api.symbols import open_symbol_store
 from hawkwatch.errors import HawkwatchError
@@ -41,7 +42,7 @@ class ProfileResult:
     source: str
     #: episodes or windows that could not be read
     skipped: int
-    #: why frames stayed addresses, when they did
+    #: why frames stayed addresses, when they did; why py-spy did not sample, when it did not
     notes: tuple[str, ...] = ()
 
 
@@ -76,6 +77,9 @@ def profile(
         open_symbol_store(None, symbols)  # a missing folder is an error even when unused
     tree, source = _choose(session, episode, mode)
     tree, notes = _symbolicated(session, tree, symbols)
+    outside = outside_sampler_note(session.metadata)
+    if outside is not None:
+        notes = (*notes, outside)
     return ProfileResult(tree, source, session.side_file_problems, notes)
 
 

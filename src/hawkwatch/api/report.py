@@ -5,7 +5,7 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
-from hawkwatch.analysis.cpu_report import build_cpu_summary
+from hawkwatch.analysis.cpu_report import build_cpu_summary, outside_sampler_note
 from hawkwatch.analysis.session_report import build_session_report
 from hawkwatch.api.session import Session
 from hawkwatch.formats.network_session import session_transactions
@@ -54,6 +54,7 @@ def cpu_summary(session: Session) -> CpuSummary | None:
         start=session.start_time,
         skipped=session.side_file_problems,
         short_burn=_short_burn(session),
+        outside_note=outside_sampler_note(session.metadata),
     )
 
 

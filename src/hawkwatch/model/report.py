@@ -437,13 +437,15 @@ class ShortBurn:
 class CpuSummary:
     """High-load episodes (``episodes_total`` in all; longest first) and the profiler summary;
     ``skipped`` counts CPU records or side files that could not be read; ``short_burn`` the
-    longest burn too short to be an episode (None when there was none)."""
+    longest burn too short to be an episode (None when there was none); ``outside_note`` one
+    line saying py-spy could not sample (None when it did, or was not run)."""
 
     episodes: tuple[HighLoadRow, ...]
     episodes_total: int
     profiler: ProfilerSummary | None
     skipped: int = 0
     short_burn: ShortBurn | None = None
+    outside_note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

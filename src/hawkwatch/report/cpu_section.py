@@ -31,6 +31,8 @@ def _frames(frames: tuple[CpuFrameRow, ...]) -> Text:
 
 def cpu_sections(cpu: CpuSummary) -> Iterator[Group]:
     """One table of episodes (if any), one of the profiler's costliest frames (if it ran)."""
+    if cpu.outside_note:
+        yield Group(Text(cpu.outside_note, style="yellow"))
     if cpu.episodes_total:
         table = simple_table()
         table.add_column("at", justify="right", no_wrap=True)

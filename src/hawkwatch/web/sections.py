@@ -53,6 +53,8 @@ def cpu(data: Mapping[str, Any] | None) -> str:
     if not data:
         return section("CPU", empty("No CPU profile or high-load episode."), "cpu")
     body = ""
+    if data.get("outside_note"):  # py-spy could not sample: say so above the numbers
+        body += tag("p", esc(str(data["outside_note"])), class_="hw-note")
     profiler = data.get("profiler") or {}
     if profiler:
         said = (f"{count(profiler.get('windows', 0), 'profiler window')}, "

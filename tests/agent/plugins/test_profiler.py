@@ -120,7 +120,10 @@ def test_the_default_budget_adapts_the_rate_within_its_bounds(hawkwatch_home: Pa
     assert wait_for(lambda: len(profiles()) >= 2, timeout_s=30)
     for profile in profiles():
         assert profile.budget == ProfilerConfig().budget == 0.005
-        assert 1.0 * 0.5 <= profile.rate_hz <= 100 * 1.5  # min_rate_hz … max_rate_hz, with jitter
+    # the rate is the waits the sampler asks for (what it got depends on the machine's load)
+    hawkwatch.stop()
+    asked, _ = _first_waits(ProfilerConfig(enabled=True, window_s=0.5))
+    assert all(1 / 100 <= mean <= 1 / 1.0 for mean in asked)  # max_rate_hz … min_rate_hz
 
 
 def test_a_large_window_goes_to_a_side_file(hawkwatch_home: Path) -> None:
@@ -247,15 +250,55 @@ def test_the_sampler_waits_are_drawn_from_the_injected_draw(hawkwatch_home: Path
     assert asked == [pytest.approx(1 / 250)] * 5
 
 
-def test_beside_py_spy_the_in_process_sampler_keeps_a_fifth_of_the_budget(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from hawkwatch.agent.plugins.profiler import _budget
+def test_beside_py_spy_the_in_process_sampler_keeps_a_fifth_of_the_budget() -> None:
+    from hawkwatch.agent.plugins.profiler import OutsideWatch
     from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR
 
-    assert _budget(ProfilerConfig(budget=0.01)) == 0.01
-    monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
-    assert _budget(ProfilerConfig(budget=0.01)) == pytest.approx(0.002)
+    assert OutsideWatch({}).budget(ProfilerConfig(budget=0.01)) == 0.01
+    beside = OutsideWatch({OUTSIDE_SAMPLER_VAR: "py-spy"})
+    assert beside.budget(ProfilerConfig(budget=0.01)) == pytest.approx(0.002)
+
+
+def test_once_the_stopped_file_exists_the_sampler_takes_everything_for_good(
+    tmp_path: Path,
+) -> None:
+    """The supervisor's file says py-spy gave up: the whole budget and the fixed rate, with the
+    supervisor's reason; a file that goes away later changes nothing."""
+    from hawkwatch.agent.plugins.profiler import OutsideWatch
+    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR, OUTSIDE_STOPPED_VAR
+
+    stopped = tmp_path / "outside-stopped"
+    watch = OutsideWatch({OUTSIDE_SAMPLER_VAR: "py-spy", OUTSIDE_STOPPED_VAR: str(stopped)})
+    config = ProfilerConfig(budget=0.01, rate_hz=100)
+    assert not watch.check()
+    assert (watch.budget(config), watch.fixed_rate(config)) == (pytest.approx(0.002), 0.0)
+    stopped.write_text("Permission Denied: Try running again with elevated permissions\n")
+    assert watch.check()
+    assert watch.stopped == "Permission Denied: Try running again with elevated permissions"
+    assert (watch.budget(config), watch.fixed_rate(config)) == (0.01, 100)
+    stopped.unlink()
+    assert not watch.check()  # found once; kept
+    assert (watch.budget(config), watch.fixed_rate(config)) == (0.01, 100)
+
+
+@pytest.mark.parametrize("path", ["", "bad\0path", "/proc/self/no-such-dir/stopped"])
+def test_a_stopped_file_that_cannot_be_read_is_not_there_yet(path: str) -> None:
+    from hawkwatch.agent.plugins.profiler import OutsideWatch
+    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR, OUTSIDE_STOPPED_VAR
+
+    watch = OutsideWatch({OUTSIDE_SAMPLER_VAR: "py-spy", OUTSIDE_STOPPED_VAR: path})
+    assert not watch.check()
+    assert watch.sampling and watch.stopped is None
+
+
+def test_without_py_spy_the_stopped_file_is_not_looked_for(tmp_path: Path) -> None:
+    from hawkwatch.agent.plugins.profiler import OutsideWatch
+    from hawkwatch.runenv import OUTSIDE_STOPPED_VAR
+
+    stopped = tmp_path / "outside-stopped"
+    stopped.write_text("gone")
+    watch = OutsideWatch({OUTSIDE_STOPPED_VAR: str(stopped)})
+    assert not watch.check() and not watch.sampling
 
 
 def test_beside_py_spy_a_fixed_rate_is_py_spys_and_the_in_process_sampler_keeps_its_budget(
@@ -271,3 +314,115 @@ def test_beside_py_spy_a_fixed_rate_is_py_spys_and_the_in_process_sampler_keeps_
     )
     assert all(mean >= 1 / 100 for mean in asked)
     assert agent.session.metadata["profiler"]["rate_hz"] == 0.0
+
+
+def test_when_py_spy_gives_up_the_running_sampler_takes_the_fixed_rate(
+    hawkwatch_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Beside py-spy a fixed 250 Hz is py-spy's; once the supervisor's stopped file appears the
+    running sampler waits 1/250 s, and ``session.json`` and the window say so. The share's
+    waits are drawn an hour long here: the switch must end the one in progress."""
+    from hawkwatch.agent.sampling import IntervalDraw
+    from hawkwatch.runenv import IN_PROCESS_SHARE, OUTSIDE_SAMPLER_VAR, OUTSIDE_STOPPED_VAR
+
+    stopped = tmp_path / "outside-stopped"
+    monkeypatch.setenv(OUTSIDE_SAMPLER_VAR, "py-spy")
+    monkeypatch.setenv(OUTSIDE_STOPPED_VAR, str(stopped))
+    asked: list[float] = []
+
+    class Recording(IntervalDraw):
+        def exponential(self, mean: float) -> float:
+            asked.append(mean)
+            return 3600.0 if mean > 1 / 250 else super().exponential(mean)
+
+    hawkwatch.start(
+        profiler_enabled=False, resources_enabled=False, imports_enabled=False, cpu_enabled=False
+    )
+    agent = current_agent()
+    assert agent is not None and agent.context is not None
+    config = ProfilerConfig(enabled=True, rate_hz=250, max_rate_hz=100, window_s=3600)
+    ctx = agent.context.replace(config=agent.context.config.replace(profiler=config))
+    monitor = ProfilerMonitor(Recording(lambda: 0.5))
+    monitor.start(ctx)
+    try:
+        assert wait_for(lambda: len(asked) >= 1)  # one sample, then an hour's wait
+        assert all(mean >= 1 / 100 for mean in asked)
+        assert agent.session.metadata["profiler"]["rate_hz"] == 0.0
+        stopped.write_text("py-spy exit 1")
+        assert wait_for(lambda: len(asked) >= 5, timeout_s=30)
+        assert asked[0] >= 1 / 100 and asked[1:5] == [pytest.approx(1 / 250)] * 4
+    finally:
+        monitor.stop()
+    noted = agent.session.metadata["profiler"]
+    assert noted["rate_hz"] == 250 and noted["budget"] == config.budget
+    assert noted["outside"] == "py-spy"
+    assert noted["outside_stopped"]["reason"] == "py-spy exit 1"
+    # no window mixes the two: the share's ends at the switch, the fixed rate's starts there
+    before, after = sorted(profiles(), key=lambda p: p.start_time)
+    assert before.budget == pytest.approx(config.budget * IN_PROCESS_SHARE)
+    assert before.samples == 1  # then the hour's wait, cut short by the switch
+    assert after.budget == 0.0  # a fixed rate, not a budget, set its samples
+    assert after.start_time >= noted["outside_stopped"]["time"]
+    assert after.samples >= 1
+
+
+FORKS_AFTER_PY_SPY_GAVE_UP = """
+import json, os, sys, time
+import hawkwatch
+from hawkwatch.agent import current_agent
+
+def profiler_note():
+    return current_agent().session.metadata.get("profiler", {})
+
+def wait_for(predicate):
+    deadline = time.monotonic() + 60
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return predicate()
+
+hawkwatch.start(profiler_enabled=True, profiler_rate_hz=200)
+before = profiler_note()
+child = os.fork()
+if child == 0:
+    wait_for(lambda: "outside_stopped" in profiler_note())
+    print(json.dumps(["child", before, profiler_note()]), flush=True)
+    os._exit(0)
+with open(os.environ["_HAWKWATCH_OUTSIDE_STOPPED"], "w") as f:
+    f.write("Permission Denied")
+wait_for(lambda: "outside_stopped" in profiler_note())
+os.waitpid(child, 0)
+print(json.dumps(["parent", before, profiler_note()]), flush=True)
+"""
+
+
+def test_parent_and_forked_child_both_see_py_spy_give_up(tmp_path: Path) -> None:
+    """The file is looked for by each process's own agent: a child forked before py-spy gave
+    up switches too (its agent restarts after the fork with the inherited environment)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from hawkwatch.runenv import OUTSIDE_SAMPLER_VAR, OUTSIDE_STOPPED_VAR
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        OUTSIDE_SAMPLER_VAR: "py-spy",
+        OUTSIDE_STOPPED_VAR: str(tmp_path / "outside-stopped"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", FORKS_AFTER_PY_SPY_GAVE_UP],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # no traceback, no warning of a fork beside threads (3.12+)
+    lines = done.stdout.splitlines()
+    seen = {role: (before, after) for role, before, after in map(json.loads, lines)}
+    assert set(seen) == {"parent", "child"}
+    parent_before, _ = seen["parent"]
+    assert parent_before["rate_hz"] == 0.0 and "outside_stopped" not in parent_before
+    for _, after in seen.values():
+        assert after["rate_hz"] == 200
+        assert after["budget"] == ProfilerConfig().budget
+        assert after["outside_stopped"]["reason"] == "Permission Denied"

@@ -28,7 +28,15 @@ the whole loss per sample at 0.13–0.32 ms on a 2-vCPU VM, so the allowance is 
 budget bounds what the program loses). Its moving average ``cost`` sets the next wait to
 ``cost / profiler.budget`` (0.005 = 0.5 % of one core), within ``1/max_rate_hz`` …
 ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead (beside py-spy it is
-py-spy's rate, and this sampler keeps to its budget share: ``_fixed_rate``).
+py-spy's rate, and this sampler keeps to its budget share: ``OutsideWatch.fixed_rate``).
+
+Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives 2–3 Hz:
+enough for wall mode over a run of minutes, which only this sampler records. When py-spy gives
+up (no ptrace rights in a container, or it keeps dying) the supervisor creates the file
+``runenv.OUTSIDE_STOPPED_VAR`` names; ``OutsideWatch`` looks for it at start, then when the
+sampler wakes anyway (at most every 0.25 s) and once a second on the scheduler thread (one failed
+``open``, ~2 µs), and from then on this sampler takes the whole budget, or the fixed rate, in a
+window of its own, and ``session.json`` says why (``profiler.outside_stopped``).
 
 The sampler runs on its own daemon thread (``hawkwatch-profiler``) rather than the shared
 scheduler, because waits of 10 ms must neither delay nor be delayed by other monitors' jobs.
@@ -44,19 +52,29 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from types import CodeType, FrameType
 from typing import ClassVar, Final
 
+from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.agent.sampling import IntervalDraw
 from hawkwatch.agent.stacks import is_agent_code, py_frame
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import ProfilerConfig
+from hawkwatch.errors import StoreError
 from hawkwatch.model import collections as c
 from hawkwatch.model.profile import EXT_THRESHOLD_BYTES, IN_PROCESS, Profile, thread_frame
 from hawkwatch.model.records import CpuProfile
 from hawkwatch.model.stack import PyFrame, StackTable
-from hawkwatch.runenv import IN_PROCESS_SHARE, OUTSIDE_SAMPLER_VAR, PTRACER_VAR
+from hawkwatch.runenv import (
+    IN_PROCESS_SHARE,
+    OUTSIDE_SAMPLER_VAR,
+    OUTSIDE_STOPPED_VAR,
+    PTRACER_VAR,
+)
+
+log = lazy_logger(__name__)
 
 THREAD_NAME: Final = "hawkwatch-profiler"
 HANDOFF_ALLOWANCE_S: Final = 250e-6
@@ -65,6 +83,12 @@ sampler (see the module docstring)."""
 _COST_WEIGHT: Final = 0.1
 """Weight of the newest sample in the moving average of the sampler's cost."""
 _THREADS_REFRESH_S: Final = 1.0
+OUTSIDE_CHECK_S: Final = 1.0
+"""How often the scheduler looks whether the supervisor's out-of-process sampler gave up (with
+its check for a failure of the sampler thread)."""
+OUTSIDE_CHECK_SAMPLER_S: Final = 0.25
+"""The sampler thread looks too, when it wakes anyway, at most this often: at the share's 2–3 Hz
+about every sample, so a short program switches ~0.3 s sooner than the scheduler's second."""
 _CREDIT_ONE: Final = 0.95
 """Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
 thread that ran the whole interval miss a sample."""
@@ -194,42 +218,133 @@ class Sampler:
         window.samples += 1
 
 
+class OutsideWatch:
+    """Whether the supervisor's out-of-process sampler still samples this process: named by
+    the environment (inherited by forked and exec'd children), until the file
+    ``OUTSIDE_STOPPED_VAR`` names exists; once it has, for good."""
+
+    def __init__(self, environ: Mapping[str, str] = os.environ) -> None:
+        self.engine = environ.get(OUTSIDE_SAMPLER_VAR, "")
+        self.stopped_file = environ.get(OUTSIDE_STOPPED_VAR, "") if self.engine else ""
+        self.stopped: str | None = None
+        """Why it stopped (the supervisor's first error), once found."""
+
+    @property
+    def sampling(self) -> bool:
+        return bool(self.engine) and self.stopped is None
+
+    def check(self) -> bool:
+        """True the first time the stopped file is found (never raises: a file that cannot
+        be read is taken as not there yet)."""
+        if self.stopped is not None or not self.stopped_file:
+            return False
+        try:
+            with open(self.stopped_file, "rb") as f:
+                reason = f.read(1000)
+        except (OSError, ValueError):
+            return False
+        self.stopped = reason.decode("utf-8", "replace").strip() or "stopped"
+        return True
+
+    def budget(self, config: ProfilerConfig) -> float:
+        """The in-process sampler's budget: all of it, or its share while py-spy samples."""
+        return config.budget * IN_PROCESS_SHARE if self.sampling else config.budget
+
+    def fixed_rate(self, config: ProfilerConfig) -> float:
+        """``profiler.rate_hz``, except while py-spy samples, where it is py-spy's rate and
+        this sampler keeps to its budget share: each in-process sample takes the GIL from the
+        running thread at a call or back-edge, and on a busy machine that thread then waits
+        there, runnable, for a core — where py-spy, which counts runnable threads, samples it.
+        At 100 Hz that leaked this sampler's bias into py-spy's profile (richards:
+        ``WorkTask.fn`` 4.5 % against py-spy's < 2.4 %)."""
+        return 0.0 if self.sampling else config.rate_hz
+
+
 class ProfilerMonitor:
     name: ClassVar[str] = "profiler"
 
     def __init__(self, draw: IntervalDraw | None = None) -> None:
         self.draw = draw or IntervalDraw()
+        self._outside = OutsideWatch()
+        self._plan = (0.0, 0.0)  # (budget, fixed rate in Hz): read by the sampler thread
+        self._window_plan = self._plan  # the plan the current window is sampled under
+        self._metadata: dict[str, object] = {}
         self._ctx: AgentContext | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._wake = threading.Event()  # the sampler's waits end early: stop, or a new plan
         self._failure = DeferredFailure()
         self._window: Window | None = None
         self._lock = threading.Lock()  # guards the hand-over of a window at stop
+        self._check_lock = threading.Lock()
 
     def start(self, ctx: AgentContext) -> None:
         self._ctx = ctx
         config = ctx.config.profiler
         sampler = Sampler(config)
         _allow_supervisor_to_trace()
-        ctx.session.update_metadata(
-            "profiler",
-            {
-                "budget": _budget(config),
-                "outside": os.environ.get(OUTSIDE_SAMPLER_VAR, ""),
-                "rate_hz": _fixed_rate(config),
-                "window_s": config.window_s,
-                "thread_cpu_source": sampler.reader.source,
-                "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
-            },
-        )
+        outside = self._outside = OutsideWatch()
+        outside.check()  # a child started after py-spy gave up takes the whole budget at once
+        self._plan = (outside.budget(config), outside.fixed_rate(config))
+        self._metadata = {
+            "budget": self._plan[0],
+            "outside": outside.engine,
+            "rate_hz": self._plan[1],
+            "window_s": config.window_s,
+            "thread_cpu_source": sampler.reader.source,
+            "started": round(time.time(), 6),  # tells apart the sessions of a pid that exec'd
+        }
+        self._note_stopped(outside)
+        ctx.session.update_metadata("profiler", self._metadata)
         self._window = Window(time.time(), time.monotonic())
+        self._window_plan = self._plan
         self._start_thread(ctx, sampler)
-        ctx.every(1.0, self._failure.raise_if_failed, self)
+        ctx.every(OUTSIDE_CHECK_S, self._tick, self)
+
+    def _tick(self) -> None:
+        """On the scheduler thread, once a second: a failure of the sampler thread is raised
+        here (the runtime's firewall), and whether py-spy gave up is looked at (one job: no
+        extra wake-up)."""
+        self._failure.raise_if_failed()
+        if self._outside.sampling:
+            self._check_outside()
+
+    def _check_outside(self) -> None:
+        """Once py-spy gave up, take the whole budget (or the fixed rate) from now on, and say
+        so in ``session.json`` (from the scheduler or the sampler thread; one at a time)."""
+        if not self._check_lock.acquire(blocking=False):
+            return  # the other thread is looking
+        try:
+            self._switch_if_stopped()
+        finally:
+            self._check_lock.release()
+
+    def _switch_if_stopped(self) -> None:
+        ctx, outside = self._ctx, self._outside
+        if ctx is None or not outside.check():
+            return
+        config = ctx.config.profiler
+        self._note_stopped(outside)  # its time precedes every window of the new plan
+        self._plan = (outside.budget(config), outside.fixed_rate(config))
+        self._wake.set()  # not after a wait of the old plan (up to seconds)
+        self._metadata.update(budget=self._plan[0], rate_hz=self._plan[1])
+        try:
+            ctx.session.update_metadata("profiler", self._metadata)
+        except StoreError as exc:  # the sampler has switched all the same
+            log.debug("profiler: session.json not updated: %s", exc)
+
+    def _note_stopped(self, outside: OutsideWatch) -> None:
+        if outside.stopped is not None:
+            self._metadata["outside_stopped"] = {
+                "reason": outside.stopped,
+                "time": time.time(),
+            }
 
     def _start_thread(self, ctx: AgentContext, sampler: Sampler) -> None:
         self._stop = stop = threading.Event()
+        self._wake = wake = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, args=(ctx, sampler, stop), name=THREAD_NAME, daemon=True
+            target=self._run, args=(ctx, sampler, stop, wake), name=THREAD_NAME, daemon=True
         )
         self._thread.start()
 
@@ -242,6 +357,7 @@ class ProfilerMonitor:
     def pause(self) -> None:
         """Before ``fork()``: end the sampler thread, keeping the window."""
         self._stop.set()
+        self._wake.set()  # after ``_stop``: a sampler woken by it sees it set
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():
             thread.join(1.0)
@@ -252,43 +368,62 @@ class ProfilerMonitor:
         if ctx is not None and self._thread is None and self._window is not None:
             self._start_thread(ctx, Sampler(ctx.config.profiler))
 
-    def _run(self, ctx: AgentContext, sampler: Sampler, stop: threading.Event) -> None:
+    def _run(
+        self, ctx: AgentContext, sampler: Sampler, stop: threading.Event, wake: threading.Event
+    ) -> None:
         config = ctx.config.profiler
         draw = self.draw
-        budget = _budget(config)
         me = threading.get_ident()
-        rate = _fixed_rate(config)
-        fixed = 1.0 / rate if rate > 0 else 0.0
         shortest = 1.0 / config.max_rate_hz
         longest = max(1.0 / config.min_rate_hz, shortest)
-        period = fixed or shortest
+        rate = self._plan[1]
+        period = 1.0 / rate if rate > 0 else shortest
         due = time.monotonic() + period
         cost = 0.0
+        look_at = 0.0  # when the sampler next looks whether py-spy gave up
         try:
             # deadlines, not sleeps: the wait for the GIL after each wake-up must not slow the rate
-            while not stop.wait(max(due - time.monotonic(), 0.0)):
+            while True:
+                if wake.wait(max(due - time.monotonic(), 0.0)):
+                    wake.clear()  # stopping, or py-spy gave up: sample under the new plan now
+                    due = time.monotonic()  # and wait from now, not from the old plan's wait
+                if stop.is_set():
+                    return
                 with self._lock:
                     window = self._window
                     if window is None:
                         return
+                    if self._window_plan is not self._plan:  # py-spy gave up (_check_outside)
+                        window = self._next_window(ctx, window, time.monotonic())
                     begin = time.perf_counter()
                     sampler.sample(window, me)
                     spent = time.perf_counter() - begin
                     window.cost_s += spent
                     now = time.monotonic()
                     if now - window.start_mono >= config.window_s:
-                        self._window = Window(time.time(), now)
-                        self._write(ctx, window.profile(now, 0.0 if fixed else budget))
+                        self._next_window(ctx, window, now)
+                    budget, rate = self._window_plan
                 charged = spent + HANDOFF_ALLOWANCE_S
                 cost = charged if cost == 0.0 else cost + _COST_WEIGHT * (charged - cost)
-                if not fixed:
-                    period = min(max(cost / budget, shortest), longest)
+                period = 1.0 / rate if rate > 0 else min(max(cost / budget, shortest), longest)
                 # behind schedule: carry on, never catch up in bursts
                 due = max(due + draw.exponential(period), now)
+                if now >= look_at and self._outside.sampling:
+                    look_at = now + OUTSIDE_CHECK_SAMPLER_S
+                    self._check_outside()  # a switch wakes this thread at once
         except Exception as exc:  # raised again on the scheduler thread by the firewall
             self._failure.capture(exc)
         finally:
             sampler.close()
+
+    def _next_window(self, ctx: AgentContext, window: Window, now: float) -> Window:
+        """Under the lock: write ``window`` (if it has samples) with the budget it was sampled
+        at, and start the next one under the current plan, so that no window mixes two."""
+        if window.samples:
+            self._write(ctx, window.profile(now, _window_budget(self._window_plan)))
+        self._window = Window(time.time(), now)
+        self._window_plan = self._plan
+        return self._window
 
     def _write(self, ctx: AgentContext, profile: Profile) -> None:
         window = CpuProfile.of(profile)
@@ -309,9 +444,7 @@ class ProfilerMonitor:
         with self._lock:
             window, self._window = self._window, None
         if ctx is not None and window is not None and window.samples:
-            config = ctx.config.profiler
-            budget = 0.0 if _fixed_rate(config) > 0 else _budget(config)
-            self._write(ctx, window.profile(time.monotonic(), budget))
+            self._write(ctx, window.profile(time.monotonic(), _window_budget(self._window_plan)))
 
     def after_fork_child(self) -> None:
         self.draw = IntervalDraw()  # the parent's generator state would give the same waits
@@ -320,22 +453,14 @@ class ProfilerMonitor:
         self._window = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._check_lock = threading.Lock()
 
 
-def _budget(config: ProfilerConfig) -> float:
-    """The in-process sampler's budget: all of it, or its share when py-spy samples too."""
-    if os.environ.get(OUTSIDE_SAMPLER_VAR):
-        return config.budget * IN_PROCESS_SHARE
-    return config.budget
-
-
-def _fixed_rate(config: ProfilerConfig) -> float:
-    """``profiler.rate_hz``, except beside py-spy, where it is py-spy's rate and this sampler
-    keeps to its budget share: each in-process sample takes the GIL from the running thread at a
-    call or back-edge, and on a busy machine that thread then waits there, runnable, for a core —
-    where py-spy, which counts runnable threads, samples it. At 100 Hz that leaked this sampler's
-    bias into py-spy's profile (richards: ``WorkTask.fn`` 4.5 % against py-spy's < 2.4 %)."""
-    return 0.0 if os.environ.get(OUTSIDE_SAMPLER_VAR) else config.rate_hz
+def _window_budget(plan: tuple[float, float]) -> float:
+    """A window's ``budget`` field: 0 when a fixed rate, not a budget, set its samples."""
+    budget, rate = plan
+    return 0.0 if rate > 0 else budget
 
 
 def _allow_supervisor_to_trace() -> None:
