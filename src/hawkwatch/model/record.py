@@ -1,7 +1,5 @@
 """One ``collection,key,value`` record, and what a tolerant reader skipped."""
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 

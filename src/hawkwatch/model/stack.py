@@ -9,8 +9,6 @@ left out to keep records small): ``model.records.StackFrame``.
 one id, so a profile of a million samples over a few hundred distinct stacks stays small.
 """
 
-from __future__ import annotations
-
 from collections.abc import Hashable, Sequence
 from typing import Generic, NamedTuple, Self, TypeVar
 

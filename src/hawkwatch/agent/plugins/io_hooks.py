@@ -74,10 +74,15 @@ _warn_encoding = False
 _fds: dict[int, FileStats] = {}
 
 
-class _Plan(NamedTuple):
-    raw_mode: str
-    binary: bool
-    buffered: type[io.BufferedReader] | type[io.BufferedWriter] | type[io.BufferedRandom]
+# The call form: its types are objects, not strings that typing would compile (store.appender).
+_Plan = NamedTuple(  # noqa: UP014 (see above)
+    "_Plan",
+    [
+        ("raw_mode", str),
+        ("binary", bool),
+        ("buffered", type[io.BufferedReader] | type[io.BufferedWriter] | type[io.BufferedRandom]),
+    ],
+)
 
 
 _plans: dict[str, _Plan | None] = {}
