@@ -1,6 +1,12 @@
 """One ``collection,key,value`` record, and what a tolerant reader skipped."""
 
-from typing import NamedTuple
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from hawkwatch._runtime_typing import NamedTuple
 
 
 class Record(NamedTuple):

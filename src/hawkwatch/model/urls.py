@@ -7,8 +7,11 @@ Bodies are never stored; header values are never stored either, only their byte 
 
 from __future__ import annotations
 
-from typing import Final
 from urllib.parse import SplitResult, urlsplit
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 REDACTED: Final = "[redacted]"
 

@@ -42,7 +42,6 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, NamedTuple
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.errors import StoreError
@@ -50,6 +49,12 @@ from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
 from hawkwatch.store._buffer_file import map_buffer, open_regular
 from hawkwatch.store.files import read_regular
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final, NamedTuple
+else:
+    from hawkwatch._runtime_typing import NamedTuple
 
 log = lazy_logger(__name__)
 
@@ -73,14 +78,11 @@ RETRY_INTERVAL_S: Final = 1.0
 this often (an explicit ``flush()`` always retries)."""
 
 
-# The call form: its types are objects, not the strings of a class body under ``annotations``
-# that typing would compile (~10 M instructions at start on 3.11, its first ``compile()``).
-AppenderContent = NamedTuple(  # noqa: UP014 (see above)
-    "AppenderContent", [("lines", list[bytes]), ("skipped", list[Skipped])]
-)
-AppenderContent.__doc__ = (
-    "What a tolerant read of an appender found: its lines (without LF) and what it skipped."
-)
+class AppenderContent(NamedTuple):
+    """What a tolerant read of an appender found: its lines (without LF) and what it skipped."""
+
+    lines: list[bytes]
+    skipped: list[Skipped]
 
 
 class Dropped:

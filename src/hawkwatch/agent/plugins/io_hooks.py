@@ -25,7 +25,6 @@ from collections.abc import Callable
 from threading import get_ident as _get_ident
 from time import perf_counter_ns as _perf
 from types import MethodType
-from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
 from hawkwatch.agent.plugins import io_threads
@@ -39,6 +38,12 @@ from hawkwatch.agent.plugins.io_raw import (
     size_of,
 )
 from hawkwatch.model.io import FileStats
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final, NamedTuple
+else:
+    from hawkwatch._runtime_typing import NamedTuple
 
 #: The functions replaced, as they were when this module was imported (the C originals).
 REAL_OPEN: Final = io.open
@@ -74,15 +79,10 @@ _warn_encoding = False
 _fds: dict[int, FileStats] = {}
 
 
-# The call form: its types are objects, not strings that typing would compile (store.appender).
-_Plan = NamedTuple(  # noqa: UP014 (see above)
-    "_Plan",
-    [
-        ("raw_mode", str),
-        ("binary", bool),
-        ("buffered", type[io.BufferedReader] | type[io.BufferedWriter] | type[io.BufferedRandom]),
-    ],
-)
+class _Plan(NamedTuple):
+    raw_mode: str
+    binary: bool
+    buffered: type[io.BufferedReader] | type[io.BufferedWriter] | type[io.BufferedRandom]
 
 
 _plans: dict[str, _Plan | None] = {}
