@@ -11,7 +11,6 @@ records the real exit status in any case.
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -19,7 +18,12 @@ from types import FrameType, TracebackType
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import signal
     from typing import Any, NoReturn
+else:
+    # signal's C core: the same calls and handlers, with plain ints for signals and SIG_DFL;
+    # ``signal`` itself builds three enums at import (~3 M instructions at every start).
+    import _signal as signal
 
 
 class ExitInfo:
