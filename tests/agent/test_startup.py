@@ -377,7 +377,9 @@ def test_a_supervised_program_starts_without_typing_and_with_the_collector_on(
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     # From 3.13 pathlib no longer imports urllib.parse (and ipaddress): the agent does not either.
-    heavy = ["typing", "signal"] + (["urllib.parse", "ipaddress"] if sys.version_info >= (3, 13) else [])
+    heavy = ["typing", "signal"]
+    if sys.version_info >= (3, 13):
+        heavy += ["urllib.parse", "ipaddress"]
     program = (
         "import gc, json, sys\n"
         "from hawkwatch.agent.api import current_agent\n"
