@@ -17,21 +17,22 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "hawkwatch"
 ALLOWED: dict[str, set[str]] = {
     "_version": set(),
     "_lazylog": set(),  # logging imported at the first message (agent start-up)
+    "_runtime_typing": set(),  # typing's Protocol, Generic, NamedTuple without typing (start-up)
     "errors": set(),
     "home": {"errors"},
-    "model": set(),
+    "model": {"_runtime_typing"},
     "options": set(),  # the config's option-group base
     "config": {"errors", "options"},
-    "store": {"model", "errors", "_version", "home", "_lazylog"},
+    "store": {"model", "errors", "_version", "home", "_lazylog", "_runtime_typing"},
     "formats": {"model", "errors", "store"},
-    "analysis": {"model"},
+    "analysis": {"model", "_runtime_typing"},
     "symbols": {"model", "errors", "home"},
     "api": {"model", "errors", "store", "formats", "analysis", "symbols", "config", "home"},
     "report": {"model", "api", "analysis", "symbols", "errors", "web"},
     "web": set(),
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader",
-              "_lazylog"},
+              "_lazylog", "_runtime_typing"},
     "launcher": {"config", "errors", "model", "store", "runenv", "pyspy", "pyspy_store", "agent",
                  "uploader"},
     "pyspy": {"model"},
@@ -45,7 +46,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 AGENT_SIDE = (
     "agent", "store", "model", "config", "options", "errors", "_version", "runenv", "home",
-    "uploader", "_lazylog",
+    "uploader", "_lazylog", "_runtime_typing",
 )  # fmt: skip
 
 

@@ -46,6 +46,7 @@ NOT_AT_START = (
     "hawkwatch.model.records",  # loaded by a monitor when it writes (test_startup_records.py)
     "dataclasses",  # the I/O canary (on by default) keeps plain classes (model.io)
     "inspect",
+    "typing",  # annotations only: TYPE_CHECKING imports and hawkwatch._runtime_typing
 )
 
 
@@ -365,3 +366,34 @@ def test_help_is_wrapped_to_the_terminal_width_argparse_would_use() -> None:
         assert done.returncode == 0, done.stderr
         widths[columns] = max(len(line) for line in done.stdout.splitlines())
     assert widths["60"] <= 58 < widths["140"] <= 138
+
+
+def test_a_supervised_program_starts_without_typing_and_with_the_collector_on(
+    tmp_path: Path,
+) -> None:
+    """``hawkwatch run``'s program: the agent loaded no ``typing`` (its modules import it for
+    type checkers only), started with the cyclic collector paused and frozen what it made, and
+    gave the collector back on before the program's first line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    # From 3.13 pathlib no longer imports urllib.parse (and ipaddress): the agent does not either.
+    heavy = ["typing", "signal"]
+    if sys.version_info >= (3, 13):
+        heavy += ["urllib.parse", "ipaddress"]
+    program = (
+        "import gc, json, sys\n"
+        "from hawkwatch.agent.api import current_agent\n"
+        f"loaded = [m for m in {heavy!r} if m in sys.modules]\n"
+        "print(json.dumps([current_agent() is not None, loaded,"
+        " gc.isenabled(), gc.get_freeze_count() > 1000]))\n"
+    )
+    hawkwatch = str(Path(sys.executable).with_name("hawkwatch"))
+    done = subprocess.run(
+        [hawkwatch, "run", "--", sys.executable, "-c", program],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, [], True, True]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 from types import TracebackType
-from typing import Any
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent import breadcrumbs
@@ -28,6 +27,10 @@ from hawkwatch.agent.runtime import (
 )
 from hawkwatch.config import load_config
 from hawkwatch.model.plain_records import CUSTOM_SPAN
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 log = lazy_logger("hawkwatch")
 

@@ -11,12 +11,13 @@ import contextlib
 import sys
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Final
 
 from hawkwatch.agent.import_hooks import AfterImport
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import logging
+    from typing import Final
 
     from hawkwatch.model.records import Breadcrumb
 

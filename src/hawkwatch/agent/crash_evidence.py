@@ -17,7 +17,6 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch.agent.supervised_exit import (
     CLASSIFIED_NAME,
@@ -27,7 +26,10 @@ from hawkwatch.agent.supervised_exit import (
     MAX_SESSIONS_LOOKED_AT,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from hawkwatch.store import Session
 
 __all__ = [

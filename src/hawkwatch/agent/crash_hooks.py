@@ -24,10 +24,15 @@ import sys
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, NoReturn, Protocol
 
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.runtime import report_error
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, Protocol
+else:
+    from hawkwatch._runtime_typing import Protocol
 
 
 class CrashSink(Protocol):

@@ -16,12 +16,15 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.runtime import HOLDER, Agent
 from hawkwatch.model.plain_records import EXEC_EXIT_REASON
 from hawkwatch.store import _worker
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 log = lazy_logger(__name__)
 

@@ -11,12 +11,19 @@ records the real exit status in any case.
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 from collections.abc import Callable
 from types import FrameType, TracebackType
-from typing import Any, NoReturn
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import signal
+    from typing import Any, NoReturn
+else:
+    # signal's C core: the same calls and handlers, with plain ints for signals and SIG_DFL;
+    # ``signal`` itself builds three enums at import (~3 M instructions at every start).
+    import _signal as signal
 
 
 class ExitInfo:
@@ -189,8 +196,9 @@ def _returned(frame: FrameType | None) -> bool:
 
 
 def _return_opcodes() -> frozenset[int]:
-    """RETURN_VALUE (and 3.12's RETURN_CONST), read off code this module compiles: importing
-    ``opcode`` at every exit costs ~2 M instructions."""
-    module_end = compile("pass", "", "exec").co_code  # 3.11: RETURN_VALUE; 3.12+: RETURN_CONST
+    """RETURN_VALUE (and 3.12's RETURN_CONST), read off this module's own code: importing
+    ``opcode`` at every exit costs ~2 M instructions, and ``compile()`` ~10 M on 3.11 (its first
+    call builds the ``ast`` types)."""
+    none = (lambda: None).__code__.co_code  # as a module ends: RETURN_VALUE, 3.12+ RETURN_CONST
     value = (lambda x: x).__code__.co_code  # ends with RETURN_VALUE
-    return frozenset((module_end[-2], value[-2]))
+    return frozenset((none[-2], value[-2]))

@@ -15,7 +15,10 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class AfterImport:

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from hawkwatch.config import Config
 from hawkwatch.model.plain_records import APP_LAUNCH, PlainRecord
 from hawkwatch.store import RecordStore, Session
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, ClassVar, Protocol
+
     from hawkwatch.store.records import WritableRecord
+else:
+    from hawkwatch._runtime_typing import Protocol
 
 
 class Monitor(Protocol):

@@ -22,7 +22,6 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent import breadcrumbs
@@ -39,7 +38,10 @@ from hawkwatch.model.plain_records import (
 from hawkwatch.store import RecordStore, Session, _worker, apply_retention, sessions_root
 from hawkwatch.store._process import process_start_time
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from hawkwatch.store.records import WritableRecord
 
 log = lazy_logger(__name__)

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Final
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 Uniform = Callable[[], float]
 """Returns a float in [0, 1)."""

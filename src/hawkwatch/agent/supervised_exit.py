@@ -13,7 +13,6 @@ Everything else (a signal, a crash, a dump to parse, an end the agent never reco
 from __future__ import annotations
 
 import os
-import signal
 import time
 
 from hawkwatch.model import collections as c
@@ -223,6 +222,8 @@ def _session_shaped(name: str) -> bool:
 def _signal_name(number: int | None) -> str | None:
     if number is None:
         return None
+    import signal  # not at the agent's start: it builds three enums (~3 M instructions)
+
     try:
         return signal.Signals(number).name
     except ValueError:

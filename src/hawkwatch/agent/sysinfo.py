@@ -14,9 +14,14 @@ import resource
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, Protocol
 
 from hawkwatch.model.values import Value
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final, Protocol
+else:
+    from hawkwatch._runtime_typing import Protocol
 
 MB: Final = 1024 * 1024
 _UNLIMITED_V1: Final = 1 << 60  # cgroup v1 reports "no limit" as a number near 2**63

@@ -24,9 +24,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Final
 
 from hawkwatch.agent.stacks import native_ids
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 _TASKS: Final = "/proc/self/task"
 

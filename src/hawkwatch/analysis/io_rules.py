@@ -7,9 +7,11 @@ Unclosed files need no rule: the finaliser's call is the finding.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hawkwatch.model.io import SMALL_BUFFER, FileStats, IoRules
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def loop_thread_io(stats: FileStats, rules: IoRules) -> bool:

@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Final, Generic, TypeVar
 
 from hawkwatch.model.values import Value
 
-K = TypeVar("K", bound=Hashable)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final, Generic, TypeVar
+
+    K = TypeVar("K", bound=Hashable)
+else:
+    from hawkwatch._runtime_typing import Generic
+
+    K = Hashable  # at run time only what Generic[K] is given
 
 MAX_POINTS = 32
 """The slope is fitted over at most this many window medians (pairwise slopes: ~500)."""

@@ -6,7 +6,9 @@ own additions use new names. Value shapes are documented in ``docs/collections.m
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 # Written by MTHawkeye and by hawkwatch with the same meaning.
 LAUNCH_TIME: Final = "launch-time"

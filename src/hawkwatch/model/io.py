@@ -13,13 +13,12 @@ report's rows are in ``model.io_rows``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
-
 from hawkwatch.model.values import Value
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Protocol
+    from typing import Any, Final, Protocol
 
     class _Frame(Protocol):
         @property

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from hawkwatch._runtime_typing import NamedTuple
 
 
 class Record(NamedTuple):

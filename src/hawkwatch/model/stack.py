@@ -12,9 +12,16 @@ one id, so a profile of a million samples over a few hundred distinct stacks sta
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Generic, NamedTuple, Self, TypeVar
 
-F = TypeVar("F", bound=Hashable)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Generic, NamedTuple, Self, TypeVar
+
+    F = TypeVar("F", bound=Hashable)
+else:
+    from hawkwatch._runtime_typing import Generic, NamedTuple
+
+    F = Hashable  # at run time only what Generic[F] is given
 
 
 class PyFrame(NamedTuple):

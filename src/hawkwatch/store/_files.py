@@ -13,9 +13,12 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Final
 
 from hawkwatch.errors import StoreError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 LOCK_NAME: Final = "records.lock"
 SMALL_FILE_BYTES: Final = 1 << 20  # session.json, hang markers, stall-watched.json

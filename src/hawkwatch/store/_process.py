@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Final
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 MAX_PID: Final = 2**31
 """Pids are C ints; a larger number (a damaged ``session.json``) names no process."""

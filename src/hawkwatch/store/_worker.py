@@ -18,11 +18,13 @@ import queue
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
 
 from hawkwatch._lazylog import lazy_logger
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Final
+
     from hawkwatch.store.appender import AppenderFile
 
 log = lazy_logger(__name__)

@@ -42,7 +42,6 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, NamedTuple
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.errors import StoreError
@@ -50,6 +49,12 @@ from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
 from hawkwatch.store._buffer_file import map_buffer, open_regular
 from hawkwatch.store.files import read_regular
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final, NamedTuple
+else:
+    from hawkwatch._runtime_typing import NamedTuple
 
 log = lazy_logger(__name__)
 
@@ -469,7 +474,10 @@ def _clear_stale(buf: mmap.mmap) -> None:
     then whatever lay there before. With stale lines there, a reader could not tell them from
     lines a damaged byte hides; with zeros it can (``appender_read``).
     """
-    used = len(buf[:JOURNAL_OFFSET].rstrip(b"\x00"))
+    data = buf[:JOURNAL_OFFSET]
+    if data == bytes(JOURNAL_OFFSET):  # the common case, a new buffer: compared, not scanned
+        return
+    used = len(data.rstrip(b"\x00"))
     if used > 1:
         buf[1:used] = _ZEROS[: used - 1]
 

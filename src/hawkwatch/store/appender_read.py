@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final
 
 from hawkwatch.model import Skipped
 from hawkwatch.store.appender import (
@@ -20,6 +19,10 @@ from hawkwatch.store.appender import (
     _valid_prefix,
 )
 from hawkwatch.store.files import read_regular
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 MAX_LOG_BYTES: Final = 256 << 20
 """Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of

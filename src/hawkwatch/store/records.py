@@ -21,7 +21,6 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch.model import Record, Skipped, plain_records
 from hawkwatch.store import _worker
@@ -35,8 +34,9 @@ from hawkwatch.store.appender import (
 )
 from hawkwatch.store.appender_read import read_appender
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Protocol
+    from typing import Any, Final, Protocol
 
     from hawkwatch.model.records import JsonRecord
 

@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch._version import __version__
@@ -33,6 +32,10 @@ from hawkwatch.model.session_name import format_session_name
 from hawkwatch.store._process import is_same_process_alive, process_start_time
 from hawkwatch.store.files import read_regular
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 log = lazy_logger(__name__)
 

@@ -50,6 +50,26 @@ def _start_hawkwatch() -> None:
         _tell_supervisor(session_file, "the agent did not start")
 
 
+def _start_without_collections() -> None:
+    """Start the agent with the cyclic garbage collector paused.
+
+    Importing and starting the agent allocates tens of thousands of long-lived objects, which
+    set off some 30 collections that find nothing (~10 M instructions, a fifth of the agent's
+    start); ``bootstrap`` then ``gc.freeze()``s them all anyway. This is the pattern the ``gc``
+    documentation gives for ``freeze`` (disable early, freeze, enable). A collector the
+    program's environment switched off stays off.
+    """
+    import gc  # built in: no import cost
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _start_hawkwatch()
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _tell_supervisor(session_file: "str | None", cause: str) -> None:
     """Let ``hawkwatch run`` know the cause was given (a line starting with "!")."""
     if not session_file:
@@ -74,5 +94,5 @@ def _run_next_sitecustomize() -> None:
     spec.loader.exec_module(module)
 
 
-_start_hawkwatch()
+_start_without_collections()
 _run_next_sitecustomize()

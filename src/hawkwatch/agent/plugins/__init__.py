@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from hawkwatch.agent.monitor import Monitor
 from hawkwatch.config import Config
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from hawkwatch.agent.plugins.cpu_highload import CpuHighLoadMonitor
     from hawkwatch.agent.plugins.crash import CrashMonitor
     from hawkwatch.agent.plugins.gc_pause import GcPauseMonitor

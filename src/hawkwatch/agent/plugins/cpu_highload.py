@@ -31,7 +31,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.sampling import IntervalDraw
@@ -41,7 +40,10 @@ from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
 from hawkwatch.model.stack import Stack
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import ClassVar
+
     from hawkwatch.model.records import CpuHighLoad, CpuHighLoadStackframe, TypedRecord
 
 # The typed model and ``model.profile`` (msgspec) are imported when an episode is written, on

@@ -19,7 +19,6 @@ import faulthandler
 import os
 import threading
 import time
-from typing import IO, TYPE_CHECKING, Any, ClassVar, Final
 
 from hawkwatch.agent import breadcrumbs
 from hawkwatch.agent import crash_evidence as ev
@@ -27,7 +26,10 @@ from hawkwatch.agent.crash_hooks import CrashHooks
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.runtime import report_error
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import IO, Any, ClassVar, Final
+
     from hawkwatch.model.records import Crash
 
 #: KSCrash's memory levels, percent of the limit.

@@ -13,10 +13,13 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from typing import Any, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.model.plain_records import GC_PAUSE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 
 class GcPauseMonitor:

@@ -13,10 +13,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
 from hawkwatch.model.plain_records import IMPORT_TIME
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 AGENT_THREAD_PREFIX = "hawkwatch-"  # the agent's threads: scheduler, stall watchdog, profiler
 _bootstrap: Any = sys.modules.get("_frozen_importlib") or sys.modules["importlib._bootstrap"]

@@ -13,7 +13,6 @@ real ``open`` at once; files already open keep working and stop counting.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, ClassVar
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.agent.monitor import AgentContext
@@ -22,8 +21,10 @@ from hawkwatch.agent.plugins.io_issues import SYSTEM_PREFIXES, IssueCollector
 from hawkwatch.config import IoConfig
 from hawkwatch.model.io import IoRules
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import re
+    from typing import ClassVar
 
 log = lazy_logger(__name__)
 TICK_S = 0.5

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from threading import get_ident as _get_ident
 from time import perf_counter_ns as _perf
 from types import MethodType
-from typing import Any, Final, NamedTuple
 from warnings import warn as _warn
 
 from hawkwatch.agent.plugins import io_threads
@@ -39,6 +38,12 @@ from hawkwatch.agent.plugins.io_raw import (
     size_of,
 )
 from hawkwatch.model.io import FileStats
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final, NamedTuple
+else:
+    from hawkwatch._runtime_typing import NamedTuple
 
 #: The functions replaced, as they were when this module was imported (the C originals).
 REAL_OPEN: Final = io.open

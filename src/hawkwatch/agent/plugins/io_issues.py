@@ -17,7 +17,6 @@ import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Final
 
 from hawkwatch.agent.monitor import DeferredFailure
 from hawkwatch.agent.plugins.io_raw import SHM, CanaryFileIO, RawStack, Watched
@@ -33,8 +32,10 @@ from hawkwatch.model.io import (
     issue_key,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import re
+    from typing import Final
 
     from hawkwatch.model.records.io import IoFrame, IoIssue
 

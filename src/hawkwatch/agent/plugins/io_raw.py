@@ -22,10 +22,15 @@ import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import Any, Final, Protocol
 
 from hawkwatch.agent.plugins import io_threads
 from hawkwatch.model.io import FileStats
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final, Protocol
+else:
+    from hawkwatch._runtime_typing import Protocol
 
 #: The opening stack, innermost first, flat: code object, bytecode offset, code, offset, ...
 #: (one tuple per opening site, shared by its files; lines are looked up only for a reported

@@ -13,9 +13,12 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
-from typing import Final
 
 from hawkwatch.agent.plugins.stall_loops import TARGETS
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Final
 
 _modules: Final = sys.modules
 _get_ident: Final = threading.get_ident

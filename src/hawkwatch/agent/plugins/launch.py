@@ -7,9 +7,11 @@ are 0, as in MTHawkeye's ``app-launch``.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from hawkwatch.agent.monitor import AgentContext
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 
 class LaunchMonitor:

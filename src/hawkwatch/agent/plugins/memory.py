@@ -18,7 +18,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from hawkwatch.agent.plugins.memory_objects import census, gil_held, referrer_path
 from hawkwatch.analysis.memory_growth import (
@@ -28,7 +27,10 @@ from hawkwatch.analysis.memory_growth import (
     steady_growth,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from hawkwatch.agent.monitor import AgentContext
     from hawkwatch.agent.plugins.memory_cycles import CycleCounter
     from hawkwatch.agent.plugins.memory_memray import MemrayRecorder

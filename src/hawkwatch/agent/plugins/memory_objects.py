@@ -19,7 +19,10 @@ import time
 import types
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 12
 """Levels of referrers searched before giving up."""

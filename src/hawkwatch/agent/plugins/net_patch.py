@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
 
 from hawkwatch.agent.plugins.net_timeline import Timeline
 from hawkwatch.agent.plugins.net_untraced import Untraced
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 Finish = Callable[[Timeline | Untraced], None]
 OnError = Callable[[Exception], None]

@@ -12,13 +12,15 @@ status class, library): count, errors, bytes received and a histogram of totals,
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Final
 
 from hawkwatch.agent.plugins.net_timeline import CLIENTS
 from hawkwatch.agent.plugins.net_untraced import Untraced
 from hawkwatch.model.network_rules import bucket_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Final
+
     from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
 
 AGGREGATE_INTERVAL_S: Final = 10.0

@@ -19,11 +19,14 @@ import threading
 import time
 from collections.abc import Callable
 from itertools import chain
-from typing import Any
 
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, Sampled
 from hawkwatch.agent.plugins.net_timeline import Timeline, client_of, describe_context
 from hawkwatch.agent.plugins.net_untraced import Untraced
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _local = threading.local()
 _clock = time.perf_counter_ns

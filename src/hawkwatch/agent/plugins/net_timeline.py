@@ -14,11 +14,13 @@ import threading
 import time
 from collections.abc import Callable
 from types import CodeType, FrameType
-from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from hawkwatch.model.urls import host_of, redact_url
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final
+
     from hawkwatch.model.records import CallSite, NetworkTransaction, Phases
 
 #: Frames of these packages are the client's, not the app's call site.

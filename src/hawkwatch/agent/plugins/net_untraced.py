@@ -3,8 +3,6 @@ knows of it, and the record it gets when it failed, was slow or blocked a loop's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final
-
 from hawkwatch.agent.plugins.net_timeline import (
     _CLIENTS,
     _clock,
@@ -14,7 +12,10 @@ from hawkwatch.agent.plugins.net_timeline import (
     root_cause,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, ClassVar, Final
+
     from hawkwatch.model.records import NetworkTransaction
 
 

@@ -22,7 +22,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, ClassVar, Final
 
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure
@@ -33,7 +32,10 @@ from hawkwatch.agent.plugins.net_timeline import Timeline
 from hawkwatch.agent.plugins.net_untraced import Untraced
 from hawkwatch.model.network_rules import BLOCKING_LIBRARIES, SLOW_REQUEST_MS
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import ClassVar, Final
+
     from hawkwatch.model.records import NetworkTransaction
 
 DRAIN_INTERVAL_S: Final = 0.2

@@ -9,12 +9,14 @@ over the interval divided by the wall time, so a process busy on three cores sho
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, ClassVar
 
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.model.plain_records import PlainScalar, series
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import ClassVar
+
     from hawkwatch.agent.sysinfo import ResourceReader, ResourceSample
 
 MB = 1024 * 1024

@@ -30,7 +30,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, ClassVar
 
 from hawkwatch.agent import stacks
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key
@@ -51,6 +50,10 @@ from hawkwatch.agent.plugins.stall_record import (
 from hawkwatch.agent.plugins.stall_thresholds import Thresholds
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.sampling import IntervalDraw
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5

@@ -17,11 +17,14 @@ import threading
 import weakref
 from collections.abc import Callable
 from types import FrameType
-from typing import Any
 
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.plugins.stall_loops import TARGETS, BeatTarget, PingTarget
 from hawkwatch.agent.runtime import report_error
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Discovery:

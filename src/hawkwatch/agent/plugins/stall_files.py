@@ -37,14 +37,16 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.model.stack import Stack
 from hawkwatch.store import Session, list_sessions
 from hawkwatch.store._process import is_same_process_alive
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import IO, Any, Final
+
     from hawkwatch.model.records import HangKill
 
 log = lazy_logger(__name__)

@@ -28,7 +28,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 OK: Final = 0
 BLOCKED: Final = 1

@@ -21,14 +21,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
 
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
 from hawkwatch.model import collections as c
 from hawkwatch.model.stack import PyFrame, Stack
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any, Final
+
     from hawkwatch.analysis.stall import Sample
     from hawkwatch.model.records import Anr, AnrTask
 
