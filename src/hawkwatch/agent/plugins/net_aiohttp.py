@@ -135,7 +135,7 @@ class AiohttpInstrumentation(Instrumentation):
 
         def read(response: Any) -> Any:
             hop = response._hawkwatch_tx
-            if hop is None or not hop.traced:  # untraced: ends at its body's end of file
+            if hop is None or type(hop) is tuple:  # untraced: ends at its body's end of file
                 return original_read(response)
             return read_traced(response)
 
@@ -152,14 +152,11 @@ class AiohttpInstrumentation(Instrumentation):
             original_eof = response_class._response_eof
 
             def _response_eof(response: Any) -> Any:
-                hop = response._hawkwatch_tx
-                if hop is not None and not hop.traced:  # see ``_end_untraced``, inlined
+                begun = response._hawkwatch_tx
+                if begun is not None and type(begun) is tuple:  # untraced: ``_end``, inlined
                     response._hawkwatch_tx = None
-                    if not hop.finished:
-                        hop.response_end = _clock()
-                        hop.response_bytes = getattr(response.content, "total_bytes", None)
-                        hop.finished = True
-                        finish(hop)
+                    size = getattr(response.content, "total_bytes", None)
+                    finish((*begun, response.status, _clock(), size))
                 return original_eof(response)
 
             self.replace(response_class, "_response_eof", _response_eof)
@@ -175,43 +172,42 @@ def _wrap_request(
     on_error: OnError,
     sampled: Sampled,
 ) -> Callable[..., Any]:
-    async def _request(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-        url = args[0] if args else kwargs.get("str_or_url")
+    async def _request(session: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
         try:
-            origin = _origins.get(url) if type(url) is str else None
+            origin = _origins.get(str_or_url) if type(str_or_url) is str else None
             if origin is None:
-                origin = _origin(session, url)
+                origin = _origin(session, str_or_url)
             traced = sampled(origin)
         except Exception as exc:  # never into the request
             on_error(exc)
-            return await original(session, method, *args, **kwargs)
-        if not traced:
-            untraced = Untraced("aiohttp", method.upper(), "", _clock())
-            untraced.url_object, untraced.origin, untraced.key = url, origin, origin
-            untraced.on_loop_thread = True
+            return await original(session, method, str_or_url, **kwargs)
+        if not traced:  # no object of ours: a tuple on the response, an ``Ended`` at its end
+            start = _clock()
             try:
-                response = await original(session, method, *args, **kwargs)
+                response = await original(session, method, str_or_url, **kwargs)
             except BaseException as exc:
+                untraced = Untraced("aiohttp", method.upper(), "", start)
+                untraced.url_object, untraced.origin, untraced.key = str_or_url, origin, origin
+                untraced.on_loop_thread = True
                 untraced.fail(exc)
                 untraced.finished = True
                 finish(untraced)
                 raise
-            untraced.status = response.status
+            # it ends with its body (``_response_eof``), or when released or closed
+            response._hawkwatch_tx = ("aiohttp", method.upper(), str_or_url, origin, True, start)
             if getattr(response, "_closed", False):  # the body came with the head: ended
-                _end_untraced(response, untraced, finish)
-            else:  # ends with its body (``_response_eof``), or when released or closed
-                response._hawkwatch_tx = untraced
+                _end(response, finish)
             return response
         previous = _current.get()
         try:
             hop = _Hop("aiohttp", method.upper(), "")
-            hop.url_object, hop.origin = url, origin  # ``send`` puts the request's own URL
+            hop.url_object, hop.origin = str_or_url, origin  # ``send`` puts the request's own URL
             describe_context(hop, get_loop, 1)
             _current.set(hop)
         except Exception as exc:  # never into the request
             on_error(exc)
         try:
-            return await original(session, method, *args, **kwargs)
+            return await original(session, method, str_or_url, **kwargs)
         except BaseException as exc:
             last = _current.get()
             if last is not None and last is not previous and not last.finished:
@@ -325,6 +321,9 @@ def _wrap_start(original: Any) -> Callable[..., Any]:
     return start
 
 
+_KEYWORDS: Final = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+
+
 def _direct_supported(aiohttp: Any) -> bool:
     """Whether this aiohttp has the coroutines the direct instrumentation wraps, as expected."""
     try:
@@ -338,6 +337,9 @@ def _direct_supported(aiohttp: Any) -> bool:
             names = tuple(inspect.signature(function).parameters)[: len(parameters)]
             if names != parameters:
                 return False
+        request = inspect.signature(aiohttp.ClientSession._request).parameters.values()
+        if any(p.kind not in _KEYWORDS for p in list(request)[3:]):  # passed on by keyword
+            return False
         eof = aiohttp.ClientResponse._response_eof  # untraced requests end there
         if inspect.iscoroutinefunction(eof) or tuple(inspect.signature(eof).parameters) != (
             "self",
@@ -366,22 +368,15 @@ def _end(response: Any, finish: Finish) -> None:
     if hop is None:
         return
     response._hawkwatch_tx = None
+    if type(hop) is tuple:  # untraced (``_request``): an ``Ended``, its bytes as aiohttp's
+        size = getattr(response.content, "total_bytes", None)  # stream counted them
+        finish((*hop, response.status, _clock(), size))
+        return
     if hop.finished:
         return
     hop.response_end = hop.response_end or _clock()
     hop.finished = True
     finish(hop)
-
-
-def _end_untraced(response: Any, untraced: Untraced, finish: Finish) -> None:
-    """An untraced request's body ended: its bytes as aiohttp's stream counted them."""
-    response._hawkwatch_tx = None
-    if untraced.finished:
-        return
-    untraced.response_end = _clock()
-    untraced.response_bytes = getattr(response.content, "total_bytes", None)
-    untraced.finished = True
-    finish(untraced)
 
 
 def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hawkwatch.agent.plugins.net_timeline import Timeline
-from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.agent.plugins.net_untraced import Ended, Untraced
 
-Finish = Callable[[Timeline | Untraced], None]
+Finish = Callable[[Timeline | Untraced | Ended], None]
 OnError = Callable[[Exception], None]
 Sampled = Callable[[object], bool]
 

@@ -15,7 +15,7 @@ import itertools
 from typing import TYPE_CHECKING, Final
 
 from hawkwatch.agent.plugins.net_timeline import CLIENTS
-from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.agent.plugins.net_untraced import Ended, Untraced, untraced_of
 from hawkwatch.model.network_rules import bucket_of
 
 if TYPE_CHECKING:
@@ -102,6 +102,15 @@ class Aggregates:
         if fold is None:
             fold = self._folds[key] = _Fold(untraced.facts(keep)[1])
         self._count(fold, total_ns, (untraced.status or 0) >= 500, untraced.response_bytes)
+
+    def fold_ended(self, ended: Ended, total_ns: int, keep: frozenset[str]) -> None:
+        """An untraced request queued as an ``Ended`` tuple (the key ``fold`` gives it)."""
+        library, method, _, origin, _, _, status, _, size = ended
+        key = (origin, method, status, library, 0)
+        fold = self._folds.get(key)
+        if fold is None:
+            fold = self._folds[key] = _Fold(untraced_of(ended).facts(keep)[1])
+        self._count(fold, total_ns, (status or 0) >= 500, size)
 
     @staticmethod
     def _count(fold: _Fold, total_ns: int, failed: bool, response_bytes: int | None) -> None:

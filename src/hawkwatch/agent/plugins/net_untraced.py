@@ -3,7 +3,7 @@ knows of it, and the record it gets when it failed, was slow or blocked a loop's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias
 
 from hawkwatch.agent.plugins.net_timeline import (
     _CLIENTS,
@@ -93,6 +93,25 @@ class Untraced:
             self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
             False,
         )  # fmt: skip
+
+
+Ended: TypeAlias = tuple[str, str, Any, str, bool, int, "int | None", int, "int | None"]
+"""An untraced request that ended without an error, as a family's hooks queue it when that is
+cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): library, method, URL (text or
+the client's URL object), origin, on a loop's thread, fetch start, status, end (ns,
+``perf_counter_ns``), bytes received. The monitor folds it as it is, and makes it an ``Untraced``
+(``untraced_of``) only for a record (a slow request) or its host's first fold."""
+
+
+def untraced_of(ended: Ended) -> Untraced:
+    """The ``Untraced`` an ``Ended`` tuple stands for."""
+    library, method, url, origin, on_loop, start, status, end, size = ended
+    untraced = Untraced(library, method, "", start)
+    untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+    untraced.on_loop_thread, untraced.status = on_loop, status
+    untraced.response_end, untraced.response_bytes = end, size
+    untraced.finished = True
+    return untraced
 
 
 _CLIENT_ERROR_PHASES: Final = {

@@ -30,7 +30,7 @@ from hawkwatch.agent.plugins.net_patch import Instrumentation
 from hawkwatch.agent.plugins.net_sampling import AGGREGATE_INTERVAL_S, Aggregates, Sampler
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
-from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.agent.plugins.net_untraced import Ended, Untraced, untraced_of
 from hawkwatch.model.network_rules import BLOCKING_LIBRARIES, SLOW_REQUEST_MS
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class NetworkMonitor:
         self._ctx: AgentContext | None = None
         self._keep_params: frozenset[str] = frozenset()
         self._failure = DeferredFailure()
-        self._ended: deque[Timeline | Untraced] = deque()
+        self._ended: deque[Timeline | Untraced | Ended] = deque()
         self._sampler = Sampler()
         self._aggregates = Aggregates(time.time())
         self._slow_ns = int(SLOW_REQUEST_MS * 1e6)
@@ -108,7 +108,7 @@ class NetworkMonitor:
         for name in ("HTTPConnection", "HTTPSConnection"):
             self._stdlib.instrument_connection_class(getattr(module, name))
 
-    def _finish(self, timeline: Timeline | Untraced) -> None:
+    def _finish(self, timeline: Timeline | Untraced | Ended) -> None:
         if self._ctx is not None:
             self._ended.append(timeline)
 
@@ -129,6 +129,12 @@ class NetworkMonitor:
         records: list[NetworkTransaction] = []
         for _ in range(len(ended)):
             item = popleft()
+            if isinstance(item, tuple):  # an ``Ended``: untraced, no error
+                total = item[7] - item[5]
+                if total < slow_ns and not (item[4] and item[0] in BLOCKING_LIBRARIES):
+                    aggregates.fold_ended(item, total, keep)
+                    continue
+                item = untraced_of(item)
             if not item.traced:
                 assert isinstance(item, Untraced)
                 end = item.response_end
