@@ -29,6 +29,7 @@ import contextvars
 import inspect
 import time
 from collections.abc import Callable
+from functools import partial
 from itertools import chain
 from typing import Any, Final
 
@@ -104,11 +105,12 @@ class AiohttpInstrumentation(Instrumentation):
         self.add_default(aiohttp.ClientResponse, _TX, None)  # see net_stdlib: not __dict__
         if _direct_supported(aiohttp):
             self._install_direct(aiohttp)
+            self._install_body_end(aiohttp.ClientResponse, direct=True)
         else:
             from hawkwatch.agent.plugins.net_aiohttp_signals import install_signals
 
             install_signals(self, aiohttp)
-        self._install_body_end(aiohttp.ClientResponse)
+            self._install_body_end(aiohttp.ClientResponse, direct=False)
 
     def _install_direct(self, aiohttp: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
@@ -126,28 +128,27 @@ class AiohttpInstrumentation(Instrumentation):
             _wrap_resolve(connector._resolve_host, aiohttp.helpers.is_ip_address),
         )
         self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
-        self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish))
-        self.replace(aiohttp.ClientResponse, "start", _wrap_start(aiohttp.ClientResponse.start))
+        response = aiohttp.ClientResponse
+        start, read = _timed_start(response.start), _read_traced(response.read, finish)
+        self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish,
+                                                               start, read))  # fmt: skip
 
-    def _install_body_end(self, response_class: Any) -> None:
+    def _install_body_end(self, response_class: Any, direct: bool) -> None:
+        """The ends of a response's body: its end of file (an untraced request's end), its
+        reading (a traced one's, read whole: the direct instrumentation puts that on the traced
+        responses alone), its release or close (every request whose body was left unread)."""
         finish, on_error = self._finish, self._on_error
-        original_read = response_class.read
+        if not direct:
+            original_read = response_class.read
+            read_traced = _read_traced(original_read, finish)
 
-        def read(response: Any) -> Any:
-            hop = response._hawkwatch_tx
-            if hop is None or type(hop) is tuple:  # untraced: ends at its body's end of file
-                return original_read(response)
-            return read_traced(response)
+            def read(response: Any) -> Any:
+                hop = response._hawkwatch_tx
+                if hop is None or type(hop) is tuple:  # untraced: ends at its end of file
+                    return original_read(response)
+                return read_traced(response)
 
-        async def read_traced(response: Any) -> Any:
-            body = await original_read(response)
-            hop = response._hawkwatch_tx
-            if hop is not None and hop.response_bytes is None:
-                hop.response_bytes = len(body)
-            _end(response, finish)
-            return body
-
-        self.replace(response_class, "read", read)
+            self.replace(response_class, "read", read)
         if callable(getattr(response_class, "_response_eof", None)):
             original_eof = response_class._response_eof
 
@@ -280,7 +281,13 @@ def _wrap_connect(original: Any) -> Callable[..., Any]:
     return _create_connection
 
 
-def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
+def _wrap_send(
+    original: Any, finish: Finish, start: Callable[..., Any], read: Callable[..., Any]
+) -> Callable[..., Any]:
+    """``send`` of a traced request stamps its head sent, and gives the response it returns
+    its own ``start`` and ``read`` (timed: the head came, the body was read): an untraced
+    request's response has aiohttp's, no call of ours between."""
+
     def send(request: Any, conn: Any) -> Any:
         hop = _current.get()
         if hop is None:
@@ -298,18 +305,25 @@ def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
         response = await original(request, conn)
         hop.request_end = _clock()
         hop.request_headers = request.headers  # as sent
+        response.start, response.read = partial(start, hop, response), partial(read, response)
         return response
 
     return send
 
 
-def _wrap_start(original: Any) -> Callable[..., Any]:
-    def start(response: Any, connection: Any) -> Any:
-        hop = _current.get()
-        if hop is None:
-            return original(response, connection)
-        return timed(hop, response, connection)
+def _read_traced(original: Any, finish: Finish) -> Callable[..., Any]:
+    async def read(response: Any) -> Any:
+        body = await original(response)
+        hop = response._hawkwatch_tx
+        if hop is not None and type(hop) is not tuple and hop.response_bytes is None:
+            hop.response_bytes = len(body)
+        _end(response, finish)
+        return body
 
+    return read
+
+
+def _timed_start(original: Any) -> Callable[..., Any]:
     async def timed(hop: _Hop, response: Any, connection: Any) -> Any:
         result = await original(response, connection)
         hop.response_start = _clock()
@@ -318,7 +332,7 @@ def _wrap_start(original: Any) -> Callable[..., Any]:
         response._hawkwatch_tx = hop  # response: it is finalized on the loop, as without us
         return result
 
-    return start
+    return timed
 
 
 _KEYWORDS: Final = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
