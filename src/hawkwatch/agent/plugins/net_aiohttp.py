@@ -33,7 +33,13 @@ from functools import partial
 from itertools import chain
 from typing import Any, Final
 
-from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
+from hawkwatch.agent.plugins.net_patch import (
+    Finish,
+    FinishEnded,
+    Instrumentation,
+    OnError,
+    Sampled,
+)
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 from hawkwatch.agent.plugins.net_untraced import Untraced
 
@@ -119,7 +125,12 @@ class AiohttpInstrumentation(Instrumentation):
             aiohttp.ClientSession,
             "_request",
             _wrap_request(
-                aiohttp.ClientSession._request, finish, get_loop, on_error, self._sampled
+                aiohttp.ClientSession._request,
+                finish,
+                get_loop,
+                on_error,
+                sampled=self._sampled,
+                finish_ended=self._finish_ended,
             ),
         )
         self.replace(
@@ -129,7 +140,8 @@ class AiohttpInstrumentation(Instrumentation):
         )
         self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
         response = aiohttp.ClientResponse
-        start, read = _timed_start(response.start), _read_traced(response.read, finish)
+        start = _timed_start(response.start)
+        read = _read_traced(response.read, finish, self._finish_ended)
         self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish,
                                                                start, read))  # fmt: skip
 
@@ -137,10 +149,10 @@ class AiohttpInstrumentation(Instrumentation):
         """The ends of a response's body: its end of file (an untraced request's end), its
         reading (a traced one's, read whole: the direct instrumentation puts that on the traced
         responses alone), its release or close (every request whose body was left unread)."""
-        finish, on_error = self._finish, self._on_error
+        finish, finish_ended, on_error = self._finish, self._finish_ended, self._on_error
         if not direct:
             original_read = response_class.read
-            read_traced = _read_traced(original_read, finish)
+            read_traced = _read_traced(original_read, finish, finish_ended)
 
             def read(response: Any) -> Any:
                 hop = response._hawkwatch_tx
@@ -157,13 +169,13 @@ class AiohttpInstrumentation(Instrumentation):
                 if begun is not None and type(begun) is tuple:  # untraced: ``_end``, inlined
                     response._hawkwatch_tx = None
                     size = getattr(response.content, "total_bytes", None)
-                    finish((*begun, response.status, _clock(), size))
+                    finish_ended((*begun, response.status, _clock(), size))
                 return original_eof(response)
 
             self.replace(response_class, "_response_eof", _response_eof)
         for name in ("release", "close"):
             original = getattr(response_class, name)
-            self.replace(response_class, name, _ending(original, finish, on_error))
+            self.replace(response_class, name, _ending(original, finish, finish_ended, on_error))
 
 
 def _wrap_request(
@@ -171,7 +183,9 @@ def _wrap_request(
     finish: Finish,
     get_loop: Callable[[], object | None],
     on_error: OnError,
+    *,
     sampled: Sampled,
+    finish_ended: FinishEnded,
 ) -> Callable[..., Any]:
     async def _request(session: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
         try:
@@ -197,7 +211,7 @@ def _wrap_request(
             # it ends with its body (``_response_eof``), or when released or closed
             response._hawkwatch_tx = ("aiohttp", method.upper(), str_or_url, origin, True, start)
             if getattr(response, "_closed", False):  # the body came with the head: ended
-                _end(response, finish)
+                _end(response, finish, finish_ended)
             return response
         previous = _current.get()
         try:
@@ -311,13 +325,13 @@ def _wrap_send(
     return send
 
 
-def _read_traced(original: Any, finish: Finish) -> Callable[..., Any]:
+def _read_traced(original: Any, finish: Finish, finish_ended: FinishEnded) -> Callable[..., Any]:
     async def read(response: Any) -> Any:
         body = await original(response)
         hop = response._hawkwatch_tx
         if hop is not None and type(hop) is not tuple and hop.response_bytes is None:
             hop.response_bytes = len(body)
-        _end(response, finish)
+        _end(response, finish, finish_ended)
         return body
 
     return read
@@ -377,14 +391,14 @@ def _follow(hop: _Hop, now: int, finish: Finish) -> _Hop:
     return follow
 
 
-def _end(response: Any, finish: Finish) -> None:
+def _end(response: Any, finish: Finish, finish_ended: FinishEnded) -> None:
     hop = response._hawkwatch_tx
     if hop is None:
         return
     response._hawkwatch_tx = None
     if type(hop) is tuple:  # untraced (``_request``): an ``Ended``, its bytes as aiohttp's
         size = getattr(response.content, "total_bytes", None)  # stream counted them
-        finish((*hop, response.status, _clock(), size))
+        finish_ended((*hop, response.status, _clock(), size))
         return
     if hop.finished:
         return
@@ -393,11 +407,13 @@ def _end(response: Any, finish: Finish) -> None:
     finish(hop)
 
 
-def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
+def _ending(
+    original: Any, finish: Finish, finish_ended: FinishEnded, on_error: OnError
+) -> Callable[..., Any]:
     def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
         if response._hawkwatch_tx is not None:  # else nothing to end: no call
             try:
-                _end(response, finish)
+                _end(response, finish, finish_ended)
             except Exception as exc:
                 on_error(exc)
         return original(response, *args, **kwargs)

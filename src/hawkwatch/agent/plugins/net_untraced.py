@@ -99,8 +99,10 @@ Ended: TypeAlias = tuple[str, str, Any, str, bool, int, "int | None", int, "int 
 """An untraced request that ended without an error, as a family's hooks queue it when that is
 cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): library, method, URL (text or
 the client's URL object), origin, on a loop's thread, fetch start, status, end (ns,
-``perf_counter_ns``), bytes received. The monitor folds it as it is, and makes it an ``Untraced``
-(``untraced_of``) only for a record (a slow request) or its host's first fold."""
+``perf_counter_ns``), bytes received. Never one that blocked a loop's thread (a blocking client
+on a loop's thread queues an ``Untraced``: it gets a record). The monitor folds it as it is, and
+makes it an ``Untraced`` (``untraced_of``) only for a record (a slow request) or its host's first
+fold."""
 
 
 def untraced_of(ended: Ended) -> Untraced:

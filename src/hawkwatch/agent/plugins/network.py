@@ -21,6 +21,8 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
+from itertools import islice
+from operator import itemgetter, sub
 from types import ModuleType
 from typing import TYPE_CHECKING, ClassVar, Final
 
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from hawkwatch.model.records import NetworkTransaction
 
 DRAIN_INTERVAL_S: Final = 0.2
+_MAX_QUEUED: Final = 1 << 16
+"""Untraced requests queued between two drains at most (0.2 s: far more than a process makes)."""
+_START, _END = itemgetter(5), itemgetter(7)  # of an Ended
 
 
 def running_loop() -> object | None:
@@ -52,13 +57,16 @@ class NetworkMonitor:
         self._ctx: AgentContext | None = None
         self._keep_params: frozenset[str] = frozenset()
         self._failure = DeferredFailure()
-        self._ended: deque[Timeline | Untraced | Ended] = deque()
+        self._ended: deque[Timeline | Untraced] = deque()
+        self._ended_untraced: deque[Ended] = deque(maxlen=_MAX_QUEUED)
+        """Untraced requests that ended well, as tuples, appended in C by the hooks (no check
+        that the monitor runs: bounded instead, for a hook left in another tool's chain)."""
         self._sampler = Sampler()
         self._aggregates = Aggregates(time.time())
         self._slow_ns = int(SLOW_REQUEST_MS * 1e6)
         capture = self._failure.capture
         self._stdlib = StdlibInstrumentation(
-            self._finish, running_loop, capture, self._sampler.traced
+            self._finish, running_loop, capture, self._sampler.traced, self._ended_untraced.append
         )
         self._late: list[Instrumentation] = []  # httpx's and aiohttp's, made at their import
         self._hook: AfterImport | None = None
@@ -99,7 +107,11 @@ class NetworkMonitor:
         from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
 
         instrumentation = AiohttpInstrumentation(
-            self._finish, running_loop, self._failure.capture, self._sampler.traced
+            self._finish,
+            running_loop,
+            self._failure.capture,
+            self._sampler.traced,
+            self._ended_untraced.append,
         )
         self._late.append(instrumentation)
         instrumentation.install(module)
@@ -108,7 +120,7 @@ class NetworkMonitor:
         for name in ("HTTPConnection", "HTTPSConnection"):
             self._stdlib.instrument_connection_class(getattr(module, name))
 
-    def _finish(self, timeline: Timeline | Untraced | Ended) -> None:
+    def _finish(self, timeline: Timeline | Untraced) -> None:
         if self._ctx is not None:
             self._ended.append(timeline)
 
@@ -121,20 +133,17 @@ class NetworkMonitor:
         kernel CPU than the wait it saves.
         """
         ctx, keep, ended = self._ctx, self._keep_params, self._ended
-        if ctx is None or not ended:
+        if ctx is None or not (ended or self._ended_untraced):
             return
         wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
         popleft = ended.popleft
         aggregates, slow_ns = self._aggregates, self._slow_ns
         records: list[NetworkTransaction] = []
+        for ended_item in self._take_untraced():  # those that get a record
+            records.append(untraced_of(ended_item).to_record(keep, wall_offset))
+            aggregates.add(records[-1])
         for _ in range(len(ended)):
             item = popleft()
-            if isinstance(item, tuple):  # an ``Ended``: untraced, no error
-                total = item[7] - item[5]
-                if total < slow_ns and not (item[4] and item[0] in BLOCKING_LIBRARIES):
-                    aggregates.fold_ended(item, total, keep)
-                    continue
-                item = untraced_of(item)
             if not item.traced:
                 assert isinstance(item, Untraced)
                 end = item.response_end
@@ -151,6 +160,29 @@ class NetworkMonitor:
             aggregates.add(record)
         if records:
             ctx.records.write_many(records)
+
+    def _take_untraced(self) -> list[Ended]:
+        """Fold the queued ``Ended`` tuples, many at a time (``Aggregates.fold_ended``); the
+        slow ones are returned, for a record each."""
+        queue = self._ended_untraced
+        count = len(queue)
+        if not count:
+            return []
+        batch = list(islice(iter(queue.popleft, None), count))  # popped in C, none lost
+        totals = list(map(sub, map(_END, batch), map(_START, batch)))
+        slow_ns, recorded = self._slow_ns, []
+        if max(totals) >= slow_ns:  # rare: sorted out one by one
+            kept, kept_totals = [], []
+            for item, total in zip(batch, totals, strict=True):
+                if total >= slow_ns:
+                    recorded.append(item)
+                else:
+                    kept.append(item)
+                    kept_totals.append(total)
+            batch, totals = kept, kept_totals
+        if batch:
+            self._aggregates.fold_ended(batch, totals, self._keep_params)
+        return recorded
 
     def write_aggregates(self) -> None:
         """The window's ``network-aggregate`` records (scheduler thread, and at stop)."""
@@ -169,6 +201,7 @@ class NetworkMonitor:
 
     def after_fork_child(self) -> None:
         self._ended.clear()  # the parent's requests: the parent writes them
+        self._ended_untraced.clear()
         self._aggregates.clear(time.time())
         self._sampler.reset()
         self._remove()
