@@ -19,8 +19,12 @@ Wrapped (aiohttp 3.9 to 3.x; another version, or one whose functions changed sha
   ``tls`` is null); a request that opens no connection reused one.
 - ``ClientRequest.send``: the head is written (send); each ``send`` after a response began a new
   hop (a redirect), or retries the send (a dropped keep-alive connection).
-- ``ClientResponse.start``: the head was read (first byte); the body ends when the response is
-  read, released or closed (``read``/``release``/``close``).
+- ``ClientResponse.start``: the head was read (first byte); the body ends at its end of file
+  (``_response_eof``: the last byte came, the bytes as aiohttp's stream counted them), or when
+  the response is released or closed unread (``release``/``close``). ``read`` is not wrapped:
+  every request, traced or not, calls aiohttp's own.
+- Untraced requests (``net_sampling``) go through ``_request``'s wrapper and end at the body's
+  end: no object of ours (an ``Ended`` tuple, queued in C); the hooks between return at once.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import contextvars
 import inspect
 import time
 from collections.abc import Callable
-from functools import partial
 from itertools import chain
 from typing import Any, Final
 
@@ -139,16 +142,15 @@ class AiohttpInstrumentation(Instrumentation):
             _wrap_resolve(connector._resolve_host, aiohttp.helpers.is_ip_address),
         )
         self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
+        self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish))
         response = aiohttp.ClientResponse
-        start = _timed_start(response.start)
-        read = _read_traced(response.read, finish, self._finish_ended)
-        self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish,
-                                                               start, read))  # fmt: skip
+        self.replace(response, "start", _wrap_start(response.start, finish, self._finish_ended))
 
     def _install_body_end(self, response_class: Any, direct: bool) -> None:
-        """The ends of a response's body: its end of file (an untraced request's end), its
-        reading (a traced one's, read whole: the direct instrumentation puts that on the traced
-        responses alone), its release or close (every request whose body was left unread)."""
+        """The ends of a response's body: its end of file (where a request whose body is read
+        ends: no wrapper on ``read`` for the direct instrumentation, whose untraced requests
+        then call aiohttp's alone), its release or close (a request whose body was left
+        unread); with ``TraceConfig``, its reading too."""
         finish, finish_ended, on_error = self._finish, self._finish_ended, self._on_error
         if not direct:
             original_read = response_class.read
@@ -166,10 +168,16 @@ class AiohttpInstrumentation(Instrumentation):
 
             def _response_eof(response: Any) -> Any:
                 begun = response._hawkwatch_tx
-                if begun is not None and type(begun) is tuple:  # untraced: ``_end``, inlined
-                    response._hawkwatch_tx = None
-                    size = getattr(response.content, "total_bytes", None)
-                    finish_ended((*begun, response.status, _clock(), size))
+                if begun is not None:
+                    if type(begun) is tuple:  # untraced: ``_end``, inlined
+                        response._hawkwatch_tx = None
+                        size = getattr(response.content, "total_bytes", None)
+                        finish_ended((*begun, response.status, _clock(), size))
+                    else:
+                        try:
+                            _end_traced_body(response, begun, finish, finish_ended)
+                        except Exception as exc:
+                            on_error(exc)
                 return original_eof(response)
 
             self.replace(response_class, "_response_eof", _response_eof)
@@ -295,13 +303,7 @@ def _wrap_connect(original: Any) -> Callable[..., Any]:
     return _create_connection
 
 
-def _wrap_send(
-    original: Any, finish: Finish, start: Callable[..., Any], read: Callable[..., Any]
-) -> Callable[..., Any]:
-    """``send`` of a traced request stamps its head sent, and gives the response it returns
-    its own ``start`` and ``read`` (timed: the head came, the body was read): an untraced
-    request's response has aiohttp's, no call of ours between."""
-
+def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
     def send(request: Any, conn: Any) -> Any:
         hop = _current.get()
         if hop is None:
@@ -319,7 +321,6 @@ def _wrap_send(
         response = await original(request, conn)
         hop.request_end = _clock()
         hop.request_headers = request.headers  # as sent
-        response.start, response.read = partial(start, hop, response), partial(read, response)
         return response
 
     return send
@@ -337,16 +338,32 @@ def _read_traced(original: Any, finish: Finish, finish_ended: FinishEnded) -> Ca
     return read
 
 
-def _timed_start(original: Any) -> Callable[..., Any]:
+def _end_traced_body(response: Any, hop: _Hop, finish: Finish, finish_ended: FinishEnded) -> None:
+    """A traced response's body ended (its end of file): the bytes as aiohttp's stream
+    counted them (decoded, as ``read`` returns them)."""
+    if hop.response_bytes is None:
+        hop.response_bytes = getattr(response.content, "total_bytes", None)
+    _end(response, finish, finish_ended)
+
+
+def _wrap_start(original: Any, finish: Finish, finish_ended: FinishEnded) -> Callable[..., Any]:
+    def start(response: Any, connection: Any) -> Any:
+        hop = _current.get()
+        if hop is None:
+            return original(response, connection)
+        return timed(hop, response, connection)
+
     async def timed(hop: _Hop, response: Any, connection: Any) -> Any:
         result = await original(response, connection)
         hop.response_start = _clock()
         hop.status, hop.head = response.status, response.version
         hop.response = response.raw_headers  # described on the scheduler thread; not the
         response._hawkwatch_tx = hop  # response: it is finalized on the loop, as without us
+        if getattr(response, "_closed", False):  # the body came with the head: it ended
+            _end_traced_body(response, hop, finish, finish_ended)
         return result
 
-    return timed
+    return start
 
 
 _KEYWORDS: Final = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
