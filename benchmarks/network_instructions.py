@@ -9,9 +9,12 @@ every request left untraced (``untraced``: the path of a request the head sampli
 counted and timed only), on with every request traced (``traced``: ``sample_every = 1``, the
 full cost) and on as configured by default (``sampled``: after the host's warm-up, 1 in 16
 traced). Only the timed loop is counted: callgrind zeroes its counters at ``os.getppid()`` just
-before it and dumps them at ``os.getpgrp()`` just after, all threads together (the scheduler
-thread's record writing included; the agent's periodic monitors are off in both arms so that
-nothing else runs on a timer). Printed per family: instructions per request off, and added per
+before it and dumps them at ``os.getpgrp()`` just after, in the program's thread, where the
+client runs the monitor's writing of the ended requests (records and aggregates) before the
+dump. The scheduler thread is not counted: its timers fire per second, not per request, and
+under callgrind a run lasts ~50 times longer than without, so their share per request would
+grow with the run's length and the machine's load (counted, the same run gave from 1.8 % to
+10.7 % on requests). Printed per family: instructions per request off, and added per
 request by each arm on (with its ratio to off): the CPU cost of the monitor on a machine where
 one instruction costs what it costs elsewhere in the client. With ``--hooks``, for httpx and
 aiohttp another arm, ``hooks``, runs with
@@ -42,16 +45,16 @@ ARMS = {"untraced": "untraced", "traced": "full", "sampled": "on"}
 
 
 def instructions(family: str, url: str, count: int, arm: str, env: dict[str, str]) -> float:
-    """Instructions per request of the client's timed loop (all its threads)."""
+    """Instructions per request of the client's timed loop (its thread)."""
     with tempfile.TemporaryDirectory(prefix="hawkwatch-callgrind-") as folder:
         out = Path(folder) / "callgrind.out"
         subprocess.run(
-            ["valgrind", "--tool=callgrind", "--zero-before=os_getppid",
+            ["valgrind", "--tool=callgrind", "--separate-threads=yes", "--zero-before=os_getppid",
              "--dump-before=os_getpgrp", f"--callgrind-out-file={out}", sys.executable,
              str(HERE / "workloads" / "net_client.py"), family, url, str(count), arm, "quiet"],
             capture_output=True, text=True, env=env, check=True, timeout=1800,
         )  # fmt: skip
-        dumps = [p for p in Path(folder).iterdir() if re.search(r"\.1(-\d+)?$", p.name)]
+        dumps = [p for p in Path(folder).iterdir() if p.name.endswith(".1-01")]  # main thread
         if not dumps:
             raise SystemExit(f"callgrind wrote no dump for {family} {arm}: is os_getpgrp named?")
         total = 0

@@ -12,11 +12,13 @@ import pytest
 
 import hawkwatch
 from hawkwatch.agent import current_agent
-from hawkwatch.agent.plugins.net_sampling import Sampler
+from hawkwatch.agent.plugins.net_sampling import Aggregates, Sampler, buckets_of
+from hawkwatch.agent.plugins.net_untraced import Ended, untraced_of
 from hawkwatch.api.network import network_report
 from hawkwatch.api.session import load_session
 from hawkwatch.model import collections as c
 from hawkwatch.model.network import NetworkThresholds
+from hawkwatch.model.network_rules import bucket_of
 from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
 from hawkwatch.store import Session
 from tests.agent.plugins.net_servers import HttpServer, refused_port
@@ -54,6 +56,47 @@ def test_the_sampler_warms_up_then_traces_one_in_every() -> None:
     assert sampler.traced("http://b:80")  # another host has its own warm-up
     everything = Sampler(warmup=0, every=1)
     assert all(everything.traced("h") for _ in range(50))
+
+
+def test_many_totals_are_bucketed_as_one_by_one() -> None:
+    """``buckets_of`` (sorted, a binary search per bucket) counts what ``bucket_of`` gives."""
+    totals = [*range(-3, 9000, 7), 3999, 4000, 4001, 10**13, *(n * 999_983 for n in range(5000))]
+    expected: dict[int, int] = {}
+    for total in totals:
+        bucket = bucket_of(total // 1000)
+        expected[bucket] = expected.get(bucket, 0) + 1
+    assert buckets_of(totals) == expected
+    assert buckets_of([]) == {} and buckets_of([250_000] * 3) == {bucket_of(250): 3}
+
+
+def test_a_batch_of_ended_requests_folds_as_one_by_one() -> None:
+    """Untraced requests queued as ``Ended`` tuples and folded many at a time give the
+    aggregates each folded alone gives (two hosts, a 5xx, a size unknown)."""
+    batch: list[Ended] = [
+        ("aiohttp", "GET", f"http://{host}/p?q=1", f"http://{host}", True, 1000 * n,
+         status, 1000 * n + 37_000 * (n + 1), size)
+        for n, (host, status, size) in enumerate(
+            [("a:80", 200, 10), ("b:81", 200, None), ("a:80", 503, 4), ("a:80", 200, 6)] * 3
+        )
+    ]  # fmt: skip
+    keep: frozenset[str] = frozenset()
+    together, alone = Aggregates(0.0), Aggregates(0.0)
+    together.fold_ended(batch, [item[7] - item[5] for item in batch], keep)
+    for item in batch:
+        alone.fold(untraced_of(item), item[7] - item[5], keep)
+
+    def figures(aggregates: Aggregates) -> list[tuple[object, ...]]:
+        return sorted(
+            (a.host, a.method, a.status_class, a.library, a.count, a.errors, a.response_bytes,
+             a.total_ms_sum, a.total_ms_max, a.histogram)
+            for a in aggregates.take(1.0)
+        )  # fmt: skip
+
+    got = figures(together)
+    assert got == figures(alone)
+    assert [(row[0], *row[2:3], *row[4:7]) for row in got] == [
+        ("a:80", "2xx", 6, 0, 48), ("a:80", "5xx", 3, 3, 12), ("b:81", "2xx", 3, 0, 0)
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -19,8 +19,12 @@ Wrapped (aiohttp 3.9 to 3.x; another version, or one whose functions changed sha
   ``tls`` is null); a request that opens no connection reused one.
 - ``ClientRequest.send``: the head is written (send); each ``send`` after a response began a new
   hop (a redirect), or retries the send (a dropped keep-alive connection).
-- ``ClientResponse.start``: the head was read (first byte); the body ends when the response is
-  read, released or closed (``read``/``release``/``close``).
+- ``ClientResponse.start``: the head was read (first byte); the body ends at its end of file
+  (``_response_eof``: the last byte came, the bytes as aiohttp's stream counted them), or when
+  the response is released or closed unread (``release``/``close``). ``read`` is not wrapped:
+  every request, traced or not, calls aiohttp's own.
+- Untraced requests (``net_sampling``) go through ``_request``'s wrapper and end at the body's
+  end: no object of ours (an ``Ended`` tuple, queued in C); the hooks between return at once.
 """
 
 from __future__ import annotations
@@ -32,7 +36,13 @@ from collections.abc import Callable
 from itertools import chain
 from typing import Any, Final
 
-from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
+from hawkwatch.agent.plugins.net_patch import (
+    Finish,
+    FinishEnded,
+    Instrumentation,
+    OnError,
+    Sampled,
+)
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 from hawkwatch.agent.plugins.net_untraced import Untraced
 
@@ -104,11 +114,12 @@ class AiohttpInstrumentation(Instrumentation):
         self.add_default(aiohttp.ClientResponse, _TX, None)  # see net_stdlib: not __dict__
         if _direct_supported(aiohttp):
             self._install_direct(aiohttp)
+            self._install_body_end(aiohttp.ClientResponse, direct=True)
         else:
             from hawkwatch.agent.plugins.net_aiohttp_signals import install_signals
 
             install_signals(self, aiohttp)
-        self._install_body_end(aiohttp.ClientResponse)
+            self._install_body_end(aiohttp.ClientResponse, direct=False)
 
     def _install_direct(self, aiohttp: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
@@ -117,7 +128,12 @@ class AiohttpInstrumentation(Instrumentation):
             aiohttp.ClientSession,
             "_request",
             _wrap_request(
-                aiohttp.ClientSession._request, finish, get_loop, on_error, self._sampled
+                aiohttp.ClientSession._request,
+                finish,
+                get_loop,
+                on_error,
+                sampled=self._sampled,
+                finish_ended=self._finish_ended,
             ),
         )
         self.replace(
@@ -127,45 +143,47 @@ class AiohttpInstrumentation(Instrumentation):
         )
         self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
         self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish))
-        self.replace(aiohttp.ClientResponse, "start", _wrap_start(aiohttp.ClientResponse.start))
+        response = aiohttp.ClientResponse
+        self.replace(response, "start", _wrap_start(response.start, finish, self._finish_ended))
 
-    def _install_body_end(self, response_class: Any) -> None:
-        finish, on_error = self._finish, self._on_error
-        original_read = response_class.read
+    def _install_body_end(self, response_class: Any, direct: bool) -> None:
+        """The ends of a response's body: its end of file (where a request whose body is read
+        ends: no wrapper on ``read`` for the direct instrumentation, whose untraced requests
+        then call aiohttp's alone), its release or close (a request whose body was left
+        unread); with ``TraceConfig``, its reading too."""
+        finish, finish_ended, on_error = self._finish, self._finish_ended, self._on_error
+        if not direct:
+            original_read = response_class.read
+            read_traced = _read_traced(original_read, finish, finish_ended)
 
-        def read(response: Any) -> Any:
-            hop = response._hawkwatch_tx
-            if hop is None or not hop.traced:  # untraced: ends at its body's end of file
-                return original_read(response)
-            return read_traced(response)
+            def read(response: Any) -> Any:
+                hop = response._hawkwatch_tx
+                if hop is None or type(hop) is tuple:  # untraced: ends at its end of file
+                    return original_read(response)
+                return read_traced(response)
 
-        async def read_traced(response: Any) -> Any:
-            body = await original_read(response)
-            hop = response._hawkwatch_tx
-            if hop is not None and hop.response_bytes is None:
-                hop.response_bytes = len(body)
-            _end(response, finish)
-            return body
-
-        self.replace(response_class, "read", read)
+            self.replace(response_class, "read", read)
         if callable(getattr(response_class, "_response_eof", None)):
             original_eof = response_class._response_eof
 
             def _response_eof(response: Any) -> Any:
-                hop = response._hawkwatch_tx
-                if hop is not None and not hop.traced:  # see ``_end_untraced``, inlined
-                    response._hawkwatch_tx = None
-                    if not hop.finished:
-                        hop.response_end = _clock()
-                        hop.response_bytes = getattr(response.content, "total_bytes", None)
-                        hop.finished = True
-                        finish(hop)
+                begun = response._hawkwatch_tx
+                if begun is not None:
+                    if type(begun) is tuple:  # untraced: ``_end``, inlined
+                        response._hawkwatch_tx = None
+                        size = getattr(response.content, "total_bytes", None)
+                        finish_ended((*begun, response.status, _clock(), size))
+                    else:
+                        try:
+                            _end_traced_body(response, begun, finish, finish_ended)
+                        except Exception as exc:
+                            on_error(exc)
                 return original_eof(response)
 
             self.replace(response_class, "_response_eof", _response_eof)
         for name in ("release", "close"):
             original = getattr(response_class, name)
-            self.replace(response_class, name, _ending(original, finish, on_error))
+            self.replace(response_class, name, _ending(original, finish, finish_ended, on_error))
 
 
 def _wrap_request(
@@ -173,45 +191,46 @@ def _wrap_request(
     finish: Finish,
     get_loop: Callable[[], object | None],
     on_error: OnError,
+    *,
     sampled: Sampled,
+    finish_ended: FinishEnded,
 ) -> Callable[..., Any]:
-    async def _request(session: Any, method: str, *args: Any, **kwargs: Any) -> Any:
-        url = args[0] if args else kwargs.get("str_or_url")
+    async def _request(session: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
         try:
-            origin = _origins.get(url) if type(url) is str else None
+            origin = _origins.get(str_or_url) if type(str_or_url) is str else None
             if origin is None:
-                origin = _origin(session, url)
+                origin = _origin(session, str_or_url)
             traced = sampled(origin)
         except Exception as exc:  # never into the request
             on_error(exc)
-            return await original(session, method, *args, **kwargs)
-        if not traced:
-            untraced = Untraced("aiohttp", method.upper(), "", _clock())
-            untraced.url_object, untraced.origin, untraced.key = url, origin, origin
-            untraced.on_loop_thread = True
+            return await original(session, method, str_or_url, **kwargs)
+        if not traced:  # no object of ours: a tuple on the response, an ``Ended`` at its end
+            start = _clock()
             try:
-                response = await original(session, method, *args, **kwargs)
+                response = await original(session, method, str_or_url, **kwargs)
             except BaseException as exc:
+                untraced = Untraced("aiohttp", method.upper(), "", start)
+                untraced.url_object, untraced.origin, untraced.key = str_or_url, origin, origin
+                untraced.on_loop_thread = True
                 untraced.fail(exc)
                 untraced.finished = True
                 finish(untraced)
                 raise
-            untraced.status = response.status
+            # it ends with its body (``_response_eof``), or when released or closed
+            response._hawkwatch_tx = ("aiohttp", method.upper(), str_or_url, origin, True, start)
             if getattr(response, "_closed", False):  # the body came with the head: ended
-                _end_untraced(response, untraced, finish)
-            else:  # ends with its body (``_response_eof``), or when released or closed
-                response._hawkwatch_tx = untraced
+                _end(response, finish, finish_ended)
             return response
         previous = _current.get()
         try:
             hop = _Hop("aiohttp", method.upper(), "")
-            hop.url_object, hop.origin = url, origin  # ``send`` puts the request's own URL
+            hop.url_object, hop.origin = str_or_url, origin  # ``send`` puts the request's own URL
             describe_context(hop, get_loop, 1)
             _current.set(hop)
         except Exception as exc:  # never into the request
             on_error(exc)
         try:
-            return await original(session, method, *args, **kwargs)
+            return await original(session, method, str_or_url, **kwargs)
         except BaseException as exc:
             last = _current.get()
             if last is not None and last is not previous and not last.finished:
@@ -307,7 +326,27 @@ def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
     return send
 
 
-def _wrap_start(original: Any) -> Callable[..., Any]:
+def _read_traced(original: Any, finish: Finish, finish_ended: FinishEnded) -> Callable[..., Any]:
+    async def read(response: Any) -> Any:
+        body = await original(response)
+        hop = response._hawkwatch_tx
+        if hop is not None and type(hop) is not tuple and hop.response_bytes is None:
+            hop.response_bytes = len(body)
+        _end(response, finish, finish_ended)
+        return body
+
+    return read
+
+
+def _end_traced_body(response: Any, hop: _Hop, finish: Finish, finish_ended: FinishEnded) -> None:
+    """A traced response's body ended (its end of file): the bytes as aiohttp's stream
+    counted them (decoded, as ``read`` returns them)."""
+    if hop.response_bytes is None:
+        hop.response_bytes = getattr(response.content, "total_bytes", None)
+    _end(response, finish, finish_ended)
+
+
+def _wrap_start(original: Any, finish: Finish, finish_ended: FinishEnded) -> Callable[..., Any]:
     def start(response: Any, connection: Any) -> Any:
         hop = _current.get()
         if hop is None:
@@ -320,9 +359,14 @@ def _wrap_start(original: Any) -> Callable[..., Any]:
         hop.status, hop.head = response.status, response.version
         hop.response = response.raw_headers  # described on the scheduler thread; not the
         response._hawkwatch_tx = hop  # response: it is finalized on the loop, as without us
+        if getattr(response, "_closed", False):  # the body came with the head: it ended
+            _end_traced_body(response, hop, finish, finish_ended)
         return result
 
     return start
+
+
+_KEYWORDS: Final = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
 
 
 def _direct_supported(aiohttp: Any) -> bool:
@@ -338,6 +382,9 @@ def _direct_supported(aiohttp: Any) -> bool:
             names = tuple(inspect.signature(function).parameters)[: len(parameters)]
             if names != parameters:
                 return False
+        request = inspect.signature(aiohttp.ClientSession._request).parameters.values()
+        if any(p.kind not in _KEYWORDS for p in list(request)[3:]):  # passed on by keyword
+            return False
         eof = aiohttp.ClientResponse._response_eof  # untraced requests end there
         if inspect.iscoroutinefunction(eof) or tuple(inspect.signature(eof).parameters) != (
             "self",
@@ -361,11 +408,15 @@ def _follow(hop: _Hop, now: int, finish: Finish) -> _Hop:
     return follow
 
 
-def _end(response: Any, finish: Finish) -> None:
+def _end(response: Any, finish: Finish, finish_ended: FinishEnded) -> None:
     hop = response._hawkwatch_tx
     if hop is None:
         return
     response._hawkwatch_tx = None
+    if type(hop) is tuple:  # untraced (``_request``): an ``Ended``, its bytes as aiohttp's
+        size = getattr(response.content, "total_bytes", None)  # stream counted them
+        finish_ended((*hop, response.status, _clock(), size))
+        return
     if hop.finished:
         return
     hop.response_end = hop.response_end or _clock()
@@ -373,22 +424,13 @@ def _end(response: Any, finish: Finish) -> None:
     finish(hop)
 
 
-def _end_untraced(response: Any, untraced: Untraced, finish: Finish) -> None:
-    """An untraced request's body ended: its bytes as aiohttp's stream counted them."""
-    response._hawkwatch_tx = None
-    if untraced.finished:
-        return
-    untraced.response_end = _clock()
-    untraced.response_bytes = getattr(response.content, "total_bytes", None)
-    untraced.finished = True
-    finish(untraced)
-
-
-def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
+def _ending(
+    original: Any, finish: Finish, finish_ended: FinishEnded, on_error: OnError
+) -> Callable[..., Any]:
     def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
         if response._hawkwatch_tx is not None:  # else nothing to end: no call
             try:
-                _end(response, finish)
+                _end(response, finish, finish_ended)
             except Exception as exc:
                 on_error(exc)
         return original(response, *args, **kwargs)

@@ -12,10 +12,12 @@ status class, library): count, errors, bytes received and a histogram of totals,
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_left, bisect_right
+from operator import itemgetter
 
 from hawkwatch.agent.plugins.net_timeline import CLIENTS
-from hawkwatch.agent.plugins.net_untraced import Untraced
-from hawkwatch.model.network_rules import bucket_of
+from hawkwatch.agent.plugins.net_untraced import Ended, Untraced, untraced_of
+from hawkwatch.model.network_rules import SUB_BUCKETS, bucket_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -28,6 +30,38 @@ AGGREGATE_INTERVAL_S: Final = 10.0
 MAX_HOSTS: Final = 4096
 """Hosts counted at once; beyond, the counters start again (each host warms up anew)."""
 _index = itertools.count(1)
+
+
+def _bucket_table() -> tuple[list[int], list[int]]:
+    """Every bucket's lower bound in ns (``bucket_of`` of µs, ascending) and, by the position
+    ``bisect_right`` gives a total in ns among them, its bucket (position 0: below 0 µs)."""
+    buckets = list(range(SUB_BUCKETS)) + [
+        SUB_BUCKETS * octave + step for octave in range(2, 64) for step in range(SUB_BUCKETS)
+    ]
+    lows = [b if b < SUB_BUCKETS else (SUB_BUCKETS + b % SUB_BUCKETS) << (b // SUB_BUCKETS - 2)
+            for b in buckets]  # fmt: skip
+    return [low * 1000 for low in lows], [0, *buckets]
+
+
+_BOUNDS_NS, _BUCKET_AT = _bucket_table()
+_ENDED_KEY: Final = itemgetter(3, 1, 6, 0)  # an Ended's origin, method, status, library
+_SIZE: Final = itemgetter(8)
+
+
+def buckets_of(totals_ns: list[int]) -> dict[int, int]:
+    """``bucket_of(total // 1000)`` counted for many totals in ns: the totals sorted (in C),
+    then two binary searches per bucket that holds any (a handful), none per total."""
+    ordered = sorted(totals_ns)
+    counts: dict[int, int] = {}
+    bounds, last = _BOUNDS_NS, len(_BOUNDS_NS)
+    index, count = 0, len(ordered)
+    while index < count:
+        position = bisect_right(bounds, ordered[index])  # the bucket of ``ordered[index]``
+        end = count if position == last else bisect_left(ordered, bounds[position], index)
+        bucket = _BUCKET_AT[position]  # (below 0 µs: bucket 0, as 0 µs)
+        counts[bucket] = counts.get(bucket, 0) + end - index
+        index = end
+    return counts
 
 
 class Sampler:
@@ -104,6 +138,38 @@ class Aggregates:
         if fold is None:
             fold = self._folds[key] = _Fold(untraced.facts(keep)[1])
         self._count(fold, total_ns, (untraced.status or 0) >= 500, untraced.response_bytes)
+
+    def fold_ended(self, batch: list[Ended], totals: list[int], keep: frozenset[str]) -> None:
+        """Untraced requests queued as ``Ended`` tuples (``totals``: theirs, in ns), each under
+        the key ``fold`` gives it; a batch with one key (one host, method and status: the
+        usual) is folded by C loops (``sum``, ``max``, ``buckets_of``), else grouped first."""
+        keys = list(map(_ENDED_KEY, batch))
+        groups: dict[tuple[object, ...], tuple[list[Ended], list[int]]]
+        if keys.count(keys[0]) == len(keys):
+            groups = {keys[0]: (batch, totals)}
+        else:
+            groups = {}
+            for key, item, total in zip(keys, batch, totals, strict=True):
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = ([], [])
+                group[0].append(item)
+                group[1].append(total)
+        folds = self._folds
+        for (origin, method, status, library), (items, group_totals) in groups.items():
+            key = (origin, method, status, library, 0)
+            fold = folds.get(key)
+            if fold is None:
+                fold = folds[key] = _Fold(untraced_of(items[0]).facts(keep)[1])
+            fold.count += len(items)
+            if isinstance(status, int) and status >= 500:
+                fold.errors += len(items)
+            fold.response_bytes += sum(filter(None, map(_SIZE, items)))
+            fold.sum_ns += sum(group_totals)
+            fold.max_ns = max(fold.max_ns, *group_totals)
+            histogram = fold.histogram
+            for bucket, count in buckets_of(group_totals).items():
+                histogram[bucket] = histogram.get(bucket, 0) + count
 
     @staticmethod
     def _count(fold: _Fold, total_ns: int, failed: bool, response_bytes: int | None) -> None:

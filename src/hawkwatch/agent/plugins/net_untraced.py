@@ -14,7 +14,7 @@ from hawkwatch.agent.plugins.net_timeline import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Any, ClassVar, Final
+    from typing import Any, ClassVar, Final, TypeAlias
 
     from hawkwatch.model.records import NetworkTransaction
 
@@ -94,6 +94,27 @@ class Untraced:
             self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
             False,
         )  # fmt: skip
+
+
+Ended: TypeAlias = "tuple[str, str, Any, str, bool, int, int | None, int, int | None]"
+"""An untraced request that ended without an error, as a family's hooks queue it when that is
+cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): library, method, URL (text or
+the client's URL object), origin, on a loop's thread, fetch start, status, end (ns,
+``perf_counter_ns``), bytes received. Never one that blocked a loop's thread (a blocking client
+on a loop's thread queues an ``Untraced``: it gets a record). The monitor folds it as it is, and
+makes it an ``Untraced`` (``untraced_of``) only for a record (a slow request) or its host's first
+fold."""
+
+
+def untraced_of(ended: Ended) -> Untraced:
+    """The ``Untraced`` an ``Ended`` tuple stands for."""
+    library, method, url, origin, on_loop, start, status, end, size = ended
+    untraced = Untraced(library, method, "", start)
+    untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+    untraced.on_loop_thread, untraced.status = on_loop, status
+    untraced.response_end, untraced.response_bytes = end, size
+    untraced.finished = True
+    return untraced
 
 
 _CLIENT_ERROR_PHASES: Final = {
