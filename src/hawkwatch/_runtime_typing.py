@@ -15,6 +15,7 @@ Type checkers see typing's own; at run time the classes behave the same for what
 with them (``tests/agent/test_startup.py`` checks that a supervised program never loads typing).
 """
 
+import sys
 from collections import namedtuple
 from collections.abc import Callable
 
@@ -70,3 +71,7 @@ class _NamedTupleMeta(type):
 
 class NamedTuple(metaclass=_NamedTupleMeta):
     """Base of a class-syntax named tuple (see ``_NamedTupleMeta``)."""
+
+
+if sys.version_info >= (3, 14):  # lazy annotations (PEP 649): no ``__annotations__`` to read
+    from typing import Generic, NamedTuple, Protocol
