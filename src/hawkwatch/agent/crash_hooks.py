@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 
+from hawkwatch.agent.exit_tracking import InterruptsDeferred
 from hawkwatch.agent.import_hooks import AfterImport
 from hawkwatch.agent.runtime import report_error
 
@@ -106,8 +107,11 @@ class CrashHooks:
         def excepthook(
             kind: type[BaseException], value: BaseException, tb: TracebackType | None
         ) -> Any:
-            self._record(value, "sys.excepthook", True, threading.main_thread())
-            return previous(kind, value, tb)
+            # Ctrl-C held down must not interrupt this frame (as in exit_tracking's hook):
+            # Python would print an "Error in sys.excepthook" traceback of ours
+            with InterruptsDeferred():
+                self._record(value, "sys.excepthook", True, threading.main_thread())
+                return previous(kind, value, tb)
 
         return excepthook
 
