@@ -10,11 +10,19 @@ from hawkwatch.errors import ConfigError
 
 def hawkwatch_home() -> Path:
     """``$HAWKWATCH_HOME``, else ``~/.hawkwatch``; ``ConfigError`` when neither can be found."""
+    return Path(home_folder())
+
+
+def home_folder() -> str:
+    """``hawkwatch_home`` with ``os.path`` alone (for ``hawkwatch run``'s supervisor, which
+    keeps ``pathlib`` out of its start)."""
     home = os.environ.get("HAWKWATCH_HOME")
-    try:
-        return Path(home).expanduser() if home else Path.home() / ".hawkwatch"
-    except RuntimeError:  # no $HOME and no passwd entry for this user
+    if home:
+        return os.path.expanduser(home)
+    user_home = os.path.expanduser("~")
+    if user_home.startswith("~"):  # no $HOME and no passwd entry for this user
         raise ConfigError(
             "cannot determine the home directory (no $HOME, and no passwd entry for this user); "
             "set HAWKWATCH_HOME, or pass the folder (--root)"
-        ) from None
+        )
+    return os.path.join(user_home, ".hawkwatch")

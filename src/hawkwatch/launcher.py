@@ -221,12 +221,11 @@ def prepare(config: Config, spawned: float) -> None:
 
 
 def _sessions_root(home: str | None) -> str:
-    """``store.sessions_root`` with ``os.path`` (``config.home``, ``$HAWKWATCH_HOME``, else
-    ``~/.hawkwatch``, then ``sessions``)."""
-    home = home or os.environ.get("HAWKWATCH_HOME")
-    if home:
-        return os.path.join(os.path.expanduser(home), "sessions")
-    return os.path.join(os.path.expanduser("~"), ".hawkwatch", "sessions")
+    """``store.sessions_root`` with ``os.path``: ``config.home`` or ``home_folder()``, then
+    ``sessions``."""
+    from hawkwatch.home import home_folder
+
+    return os.path.join(os.path.expanduser(home) if home else home_folder(), "sessions")
 
 
 def tidy(config: Config, session_path: Path) -> None:
