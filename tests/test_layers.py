@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader",
               "_lazylog", "_runtime_typing"},
     "launcher": {"config", "errors", "model", "store", "runenv", "pyspy", "pyspy_store", "agent",
-                 "uploader"},
+                 "uploader", "home"},
     "pyspy": {"model"},
     "pyspy_store": {"model", "store", "formats", "analysis", "pyspy"},
     "cli": {"*"},

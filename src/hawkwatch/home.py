@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from hawkwatch.errors import ConfigError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def hawkwatch_home() -> Path:
     """``$HAWKWATCH_HOME``, else ``~/.hawkwatch``; ``ConfigError`` when neither can be found."""
+    from pathlib import Path  # here: the supervisor reads home_folder() without pathlib
+
     return Path(home_folder())
 
 
