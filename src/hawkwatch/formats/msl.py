@@ -249,8 +249,8 @@ def _pair_malloc(state: Replay, columns: Columns, events: I64, start: int) -> No
     addresses span less than 2⁴⁶; a chunk spread wider takes the slower stable argsort.
     """
     address = columns.address[events]
-    low = address.min()
-    span = int(address.max() - low) >> 4
+    low = np.min(address)
+    span = int(np.max(address) - low) >> 4
     if len(columns.address) <= _POSITION_MASK + 1 and span < 1 << (64 - _POSITION_BITS):
         shift = np.uint64(_POSITION_BITS)
         keys = (((address - low) >> np.uint64(4)) << shift) | events.astype(np.uint64)
