@@ -22,12 +22,22 @@ settings.register_profile("hawkwatch", deadline=None, suppress_health_check=[Hea
 settings.load_profile("hawkwatch")
 
 
+def _is_ours(name: str) -> bool:
+    return name.startswith(("HAWKWATCH_", "_HAWKWATCH_"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No HAWKWATCH_* variable of the developer's shell (or test.sh's HAWKWATCH_TEST_PYTHONS)
+    reaches a fixture of any scope: module-scoped ones are set up before the autouse below."""
+    for name in [name for name in os.environ if _is_ours(name)]:
+        del os.environ[name]
+
+
 @pytest.fixture(autouse=True)
 def _clean_hawkwatch_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No HAWKWATCH_* variable of the developer's shell leaks into a test."""
-    for name in list(os.environ):
-        if name.startswith(("HAWKWATCH_", "_HAWKWATCH_")):
-            monkeypatch.delenv(name)
+    """Nor one a test before this one left behind."""
+    for name in [name for name in os.environ if _is_ours(name)]:
+        monkeypatch.delenv(name)
 
 
 @pytest.fixture
