@@ -274,14 +274,27 @@ def test_py_spy_follows_subprocesses_only_once_the_program_has_children(tmp_path
 
 
 def test_py_spys_busy_time_counts_its_time_on_a_cpu_and_waiting_for_one() -> None:
-    import os
-    import time
+    """In a fresh process: a long-lived one (this test runner) has ended threads whose CPU time
+    ``process_time`` keeps and ``/proc/PID/task`` no longer lists."""
+    import subprocess
+    import sys
 
     from hawkwatch.pyspy import process_busy_seconds
 
-    end = time.process_time() + 0.05
-    while time.process_time() < end:
-        pass
-    busy = process_busy_seconds(os.getpid())
-    assert busy >= 0.9 * time.process_time()  # on a CPU at least as long as this process ran
+    burn = (
+        "import sys, time\n"
+        "end = time.process_time() + 0.2\n"
+        "while time.process_time() < end: pass\n"
+        "print(time.process_time(), flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as program:
+        assert program.stdout is not None and program.stdin is not None
+        ran = float(program.stdout.readline())
+        busy = process_busy_seconds(program.pid)
+        program.stdin.close()
+    assert ran >= 0.2
+    assert busy >= 0.9 * ran  # on a CPU (or waiting for one) at least as long as it ran
     assert process_busy_seconds(2**22 + 12345) == 0.0  # no such process: nothing, no error
