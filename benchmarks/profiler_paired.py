@@ -1,0 +1,203 @@
+"""What the profiler costs a program, measured inside one process: segments with the profiler on
+and off, alternated, compared pair by pair.
+
+Run: python benchmarks/profiler_paired.py [--pairs 8] [--segment-s 6]
+         [--workloads raytrace,richards,go,json_dumps] [--arms budget,rate100,inproc,aa]
+
+Why paired: comparing whole runs (``profile_agreement.py``'s overhead section) compares two
+processes, and on a shared 2-vCPU VM two identical processes differ by ±5–15 % (memory layout,
+the type-attribute cache, CPU placement, the neighbours' load): a 1 % budget drowns. Here one
+process runs the workload's loop (``workloads/paired_segments.py``) for ``2 × --pairs`` segments
+of ``--segment-s`` seconds; this script turns the profiler on in half of them, in the order
+on-off, off-on, on-off, … (so a drift in the machine's speed falls on both sides alike), and
+each adjacent pair gives one ratio: the mean wall (and CPU) time of a call of the loop in the "on"
+segment over the "off" one, calls that straddle a segment's edge left out. Printed per
+workload and arm: the median of the pairs' ratios, their range, and a distribution-free 95 %
+interval of the median (binomial order statistics).
+
+Arms (the profiler as ``hawkwatch run --profile`` runs it, at the default ``profiler.budget``
+unless said):
+
+  budget   py-spy from outside (``hawkwatch.pyspy.Recorder``, the supervisor's recorder, with the
+           options ``launcher.OutsideSampler`` derives from the default config: its budget share,
+           rate adapted window by window, blocking), one window per "on" segment (windows are
+           back to back under ``hawkwatch run``, each a new py-spy, ``profiler.window_s`` = 10 s
+           long: a 6 s segment pays one attach, as a window does, so it charges py-spy's attach
+           1.7 times as often as real use), and the in-process sampler at its share
+           (``paired_segments.py`` ``share``)
+  rate100  the same at a fixed 100 Hz (``profiler.rate_hz = 100``): py-spy's must-show rate
+  inproc   the in-process sampler alone at the whole budget (the engine without py-spy)
+  aa       nothing turned on: the A/A control, the noise floor of the method
+
+The recorder's rate carries over from one "on" segment to the next, as from one window to the
+next. The program and py-spy run on whatever cores the kernel gives them, as in real use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from hawkwatch.config import load_config
+from hawkwatch.launcher import OutsideSampler
+from hawkwatch.pyspy import Recorder
+
+HERE = Path(__file__).resolve().parent
+WORKLOAD = HERE / "workloads" / "paired_segments.py"
+ARMS = ("budget", "rate100", "inproc", "aa")
+ENGINE = {"budget": "share", "rate100": "share", "inproc": "whole", "aa": "none"}
+MAX_SEGMENT_S = 8.0
+"""py-spy's window is the segment plus 2 s (``Recorder`` stops it at the segment's end), and a
+window is at most ``pyspy.MAX_WINDOW_S`` (10 s)."""
+
+
+def outside_sampler(arm: str) -> OutsideSampler | None:
+    """The supervisor's py-spy sampler for this arm, from the default config (None: no py-spy)."""
+    if arm not in ("budget", "rate100"):
+        return None
+    options = {"profiler.enabled": "true", "profiler.engine": "py-spy"}
+    if arm == "rate100":
+        options["profiler.rate_hz"] = "100"
+    sampler = OutsideSampler.for_config(load_config(options, strict=True).config.profiler)
+    if sampler is None:
+        raise SystemExit("py-spy is not installed: pip install -e '.[bench]'")
+    return sampler
+
+
+def run_arm(
+    name: str, arm: str, pairs: int, segment_s: float, scratch: Path
+) -> tuple[list[list[float]], list[float]]:
+    """Per segment of one process's schedule [mean wall, mean CPU] of a call, and the rates
+    py-spy sampled at, window by window."""
+    sampler = outside_sampler(arm)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HAWKWATCH_", "_HAWKWATCH"))}
+    env["HAWKWATCH_HOME"] = str(scratch / f"home-{name}-{arm}")
+    if sampler is not None:
+        env.update(sampler.environment(str(scratch)))
+    on = [k % 4 in (0, 3) for k in range(2 * pairs)]  # on-off, off-on, …
+    # a window longer than the segment: stopping the recorder ends it, no second one starts
+    options = None if sampler is None else dataclasses.replace(
+        sampler.options, window_s=segment_s + 2
+    )  # fmt: skip
+    program = subprocess.Popen(
+        [sys.executable, str(WORKLOAD), name, ENGINE[arm]],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    assert program.stdin is not None and program.stdout is not None
+    if program.stdout.readline().strip() != "ready":
+        raise SystemExit(f"{name}/{arm}: the workload did not start")
+    t0 = time.monotonic() + 0.5
+    program.stdin.write(json.dumps({"t0": t0, "segment_s": segment_s, "on": on}) + "\n")
+    program.stdin.flush()
+    rate = None
+    rates: list[float] = []
+    for k, active in enumerate(on):
+        _sleep_until(t0 + k * segment_s)
+        if not active or options is None:
+            continue
+        recorder = Recorder(program.pid, options)
+        if rate is not None:
+            recorder.rate_hz = rate
+        recorder.start()
+        _sleep_until(t0 + (k + 1) * segment_s)
+        recorder.stop()
+        if not recorder.windows:
+            raise SystemExit(f"{name}/{arm}: py-spy made no window: {recorder.errors[-1:]}")
+        rates.extend(window.rate_hz for window in recorder.windows)
+        rate = recorder.rate_hz
+    out, _ = program.communicate(timeout=600)
+    if program.returncode:
+        raise SystemExit(f"{name}/{arm}: the workload failed ({program.returncode})")
+    calls: list[list[float]] = json.loads(out.strip().splitlines()[-1])["calls"]
+    return [_segment_means(calls, t0 + k * segment_s, segment_s) for k in range(len(on))], rates
+
+
+def _sleep_until(moment: float) -> None:
+    time.sleep(max(0.0, moment - time.monotonic()))
+
+
+def _segment_means(calls: Sequence[Sequence[float]], start: float, length: float) -> list[float]:
+    """[mean wall, mean CPU] of the calls wholly inside the segment (the first one pays for
+    py-spy's attach, as each window's first moments do)."""
+    inside = [c for c in calls if c[0] >= start and c[1] <= start + length]
+    if len(inside) < 3:
+        raise SystemExit(f"segments too short: {len(inside)} whole calls in {length} s")
+    return [statistics.fmean(c[1] - c[0] for c in inside), statistics.fmean(c[2] for c in inside)]
+
+
+def pair_ratios(segments: Sequence[Sequence[float]], column: int) -> list[float]:
+    """One ratio per adjacent pair: its "on" segment's mean over its "off" one's, minus 1."""
+    ratios = []
+    for k in range(0, len(segments) - 1, 2):
+        on_first = k % 4 == 0
+        on, off = (segments[k], segments[k + 1]) if on_first else (segments[k + 1], segments[k])
+        ratios.append(on[column] / off[column] - 1)
+    return ratios
+
+
+def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval of the median: order statistics whose binomial coverage is at
+    least ``confidence`` (the whole range when there are too few values for that)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    low = 0
+    for k in range(n // 2):  # widest first: the largest k whose [k, n-1-k] still covers
+        tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+        if 2 * tail > 1 - confidence:
+            break
+        low = k
+    return ordered[low], ordered[n - 1 - low]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=8)
+    parser.add_argument("--segment-s", type=float, default=6.0)
+    parser.add_argument("--workloads", default="raytrace,richards,go,json_dumps")
+    parser.add_argument("--arms", default=",".join(ARMS))
+    args = parser.parse_args()
+    if not 1.0 <= args.segment_s <= MAX_SEGMENT_S:
+        parser.error(f"--segment-s: 1 to {MAX_SEGMENT_S:g} s")
+    arms = args.arms.split(",")
+    print(f"machine: nproc={os.cpu_count()}, Python {sys.version.split()[0]}; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
+    print(f"command: python {' '.join(sys.argv)}")
+    print(f"{args.pairs} pairs of {args.segment_s:g} s segments per workload and arm; per pair the "
+          "mean call time with the profiler on over off, minus 1")  # fmt: skip
+    summary = []
+    with tempfile.TemporaryDirectory(prefix="hw-paired-") as tmp:
+        for name in args.workloads.split(","):
+            print(f"\n{name}:")
+            print(f"  {'arm':8} {'wall median':>12} {'95 % interval':>20} {'range':>20} "
+                  f"{'cpu median':>11} {'py-spy Hz':>10} {'load':>5}")  # fmt: skip
+            for arm in arms:
+                segments, rates = run_arm(name, arm, args.pairs, args.segment_s, Path(tmp))
+                wall, cpu = pair_ratios(segments, 0), pair_ratios(segments, 1)
+                low, high = median_interval(wall)
+                print(
+                    f"  {arm:8} {statistics.median(wall):>+11.2%} "
+                    f"{f'[{low:+.2%} … {high:+.2%}]':>20} "
+                    f"{f'[{min(wall):+.2%} … {max(wall):+.2%}]':>20} "
+                    f"{statistics.median(cpu):>+10.2%} "
+                    f"{f'{min(rates):.0f}–{max(rates):.0f}' if rates else '–':>10} "
+                    f"{os.getloadavg()[0]:>5.2f}",
+                    flush=True,
+                )
+                summary.append(f"{name} {arm} {statistics.median(wall):+.2%} "
+                               f"[{low:+.2%} … {high:+.2%}]")  # fmt: skip
+    print("\nsummary (wall, median [95 % interval]): " + "; ".join(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
