@@ -6,7 +6,6 @@ The byte layout is in ``appender.py``; this is the reader every command and repo
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from hawkwatch.model import Skipped
 from hawkwatch.store.appender import (
@@ -18,7 +17,7 @@ from hawkwatch.store.appender import (
     _journaled_offset,
     _valid_prefix,
 )
-from hawkwatch.store.files import read_regular
+from hawkwatch.store.files import path_join, path_text, read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -37,8 +36,8 @@ def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
     exists but cannot be read (permissions, a directory, a FIFO, over ``MAX_LOG_BYTES``) is a
     ``StoreError`` naming it, never an empty result.
     """
-    folder = Path(folder)
-    mmap_path, log_path = folder / f"{name}.mmap2", folder / f"{name}.mtlog"
+    folder = path_text(folder)  # str paths: the store loads at the agent's start, pathlib not
+    mmap_path, log_path = path_join(folder, f"{name}.mmap2"), path_join(folder, f"{name}.mtlog")
     for _attempt in range(5):
         size_before = _size(log_path)
         journal = _read_bytes(mmap_path)[JOURNAL_OFFSET:BUFFER_SIZE]
@@ -127,12 +126,12 @@ def _split_lines(data: bytes) -> AppenderContent:
     return AppenderContent(lines, skipped)
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0
 
 
-def _read_bytes(path: Path, limit: int = MAX_LOG_BYTES) -> bytes:
+def _read_bytes(path: str, limit: int = MAX_LOG_BYTES) -> bytes:
     return read_regular(path, limit, too_big="too large to read")
