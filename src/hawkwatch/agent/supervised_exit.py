@@ -162,13 +162,11 @@ def _plain_exit_state(value: object) -> bool:
 def finish_gone_sessions(root: str, *, before: float) -> int:
     """Classify the gone sessions in ``root`` that started before the Unix time ``before``
     (``hawkwatch run``'s supervisor, while its program runs; call when ``earlier_work``)."""
-    from pathlib import Path
-
     from hawkwatch.agent.crash_evidence import gone_unclassified
     from hawkwatch.model.session_name import format_session_name
 
-    gone = gone_unclassified(Path(root), format_session_name(before))
-    return finish_sessions(session.path for session in gone)
+    gone = gone_unclassified(root, format_session_name(before))
+    return finish_sessions(session.folder for session in gone)
 
 
 def claim_classification(folder: str | os.PathLike[str]) -> bool:

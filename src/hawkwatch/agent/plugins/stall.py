@@ -430,7 +430,7 @@ class StallMonitor:
     def _discard(self, episode: Episode) -> None:
         if episode.marker is not None:
             with contextlib.suppress(OSError):
-                episode.marker.unlink()
+                os.unlink(episode.marker)
             episode.marker = None
 
     def _finish(self, episode: Episode, end: float, *, unfinished: bool = False) -> None:

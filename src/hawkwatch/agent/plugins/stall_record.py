@@ -20,7 +20,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
@@ -29,6 +28,7 @@ from hawkwatch.model.stack import PyFrame, Stack
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
     from hawkwatch.analysis.stall import Sample
@@ -89,7 +89,7 @@ class Episode:
         self.backstop: list[Sample] = []
         self.taken = 0
         self.task: AnrTask | None = None
-        self.marker: Path | None = None
+        self.marker: str | None = None  # its path
         self.marker_written = 0.0
         self.late_end: float | None = None
         """Set for a spell the watchdog slept through (``_late``): when it was seen to end."""
