@@ -213,8 +213,14 @@ def prepare(config: Config, spawned: float) -> None:
         before = spawned - SPAWN_SLACK_S
         if earlier_work(root, format_session_name(before)):
             finish_gone_sessions(root, before=before)
-        else:  # what writing its exit needs: loaded now, on the other core, not after it
-            import hawkwatch.store.records  # noqa: F401
+        # What writing its exit needs, loaded now, on the other core, not after it: the store,
+        # json (its exit records are read back), pathlib (RunOutcome's path). The store loads
+        # neither: the program's agent starts without them.
+        import json  # noqa: F401
+        import pathlib  # noqa: F401
+
+        import hawkwatch.analysis.exit_status
+        import hawkwatch.store.records  # noqa: F401
 
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
