@@ -19,6 +19,7 @@ import errno
 import os
 import threading
 
+from hawkwatch.agent import cgroups
 from hawkwatch.agent.supervised_exit import (
     CLASSIFIED_NAME,
     EVIDENCE_NAME,
@@ -77,7 +78,7 @@ def gone_unclassified(root: str | os.PathLike[str], before_name: str) -> list[Se
 
 def boot_id(path: str | os.PathLike[str] = BOOT_ID) -> str | None:
     try:
-        return _read_text(path).strip() or None
+        return cgroups.read_text(path).strip() or None
     except OSError:
         return None
 
@@ -87,16 +88,14 @@ def memory_cgroup(
     mountinfo: str | os.PathLike[str] = "/proc/self/mountinfo",
 ) -> tuple[str, int] | None:
     """The folder of this process's memory cgroup and its version, when mounted here."""
-    from hawkwatch.agent.sysinfo import _cgroup_memberships, _cgroup_mounts, _resolve
-
-    memberships = _cgroup_memberships(proc_cgroup)
-    mounts = _cgroup_mounts(mountinfo)
-    if "memory" in memberships and "memory" in mounts:
-        folder = _resolve(mounts["memory"], memberships["memory"])
+    groups = cgroups.memberships(proc_cgroup)
+    mounts = cgroups.mounts(mountinfo)
+    if "memory" in groups and "memory" in mounts:
+        folder = cgroups.resolve(mounts["memory"], groups["memory"])
         if folder is not None and os.path.exists(path_join(folder, "memory.oom_control")):
             return folder, 1
-    if "" in memberships and "cgroup2" in mounts:
-        folder = _resolve(mounts["cgroup2"], memberships[""])
+    if "" in groups and "cgroup2" in mounts:
+        folder = cgroups.resolve(mounts["cgroup2"], groups[""])
         if folder is not None and os.path.exists(path_join(folder, "memory.events")):
             return folder, 2
     return None
@@ -106,7 +105,7 @@ def oom_kill_count(folder: str | os.PathLike[str], version: int) -> int | None:
     """The cgroup's ``oom_kill`` counter (kills by the kernel's OOM killer in it)."""
     name = "memory.events" if version == 2 else "memory.oom_control"
     try:
-        text = _read_text(path_join(path_text(folder), name))
+        text = cgroups.read_text(path_join(path_text(folder), name))
     except OSError:
         return None
     for line in text.splitlines():
@@ -160,16 +159,11 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     import json  # earlier sessions' files: read by crash_recovery, off the agent's start
 
     try:
-        data = json.loads(_read_text(path, "utf-8"))
+        with open(path, encoding="utf-8") as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def _read_text(path: str | os.PathLike[str], encoding: str | None = None) -> str:
-    """``Path(path).read_text(encoding)``."""
-    with open(path, encoding=encoding) as f:
-        return f.read()
 
 
 def record_start_evidence(folder: str, pid: int) -> dict[str, Any]:

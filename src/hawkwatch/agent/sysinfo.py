@@ -14,8 +14,10 @@ import resource
 import sys
 from collections.abc import Callable
 
+from hawkwatch.agent import cgroups
+from hawkwatch.agent.cgroups import Mount, read_text, resolve
 from hawkwatch.model.values import Value
-from hawkwatch.store.files import path_join, path_text
+from hawkwatch.store.files import path_join
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -121,8 +123,7 @@ class PsutilReader:
 
 
 class MemoryLimit(Value):
-    """Where "available memory" comes from, and how to compute it (cgroup folders as ``str``:
-    the crash monitor's start reads this module's cgroup helpers, without ``pathlib``)."""
+    """Where "available memory" comes from, and how to compute it (cgroup folders as ``str``)."""
 
     __slots__ = ("cgroup_dirs", "cgroup_version", "rlimit_bytes", "source")
 
@@ -155,14 +156,14 @@ def find_memory_limit(
     mountinfo: str | os.PathLike[str] = "/proc/self/mountinfo",
 ) -> MemoryLimit:
     """The tightest memory limit source that applies to this process (see module doc)."""
-    memberships = _cgroup_memberships(proc_cgroup)
-    mounts = _cgroup_mounts(mountinfo)
+    memberships = cgroups.memberships(proc_cgroup)
+    mounts = cgroups.mounts(mountinfo)
     if "" in memberships and "cgroup2" in mounts:
         dirs = _v2_limited_dirs(mounts["cgroup2"], memberships[""])
         if dirs:
             return MemoryLimit("cgroup v2 memory.max - memory.current", dirs, 2)
     if "memory" in memberships and "memory" in mounts:
-        folder = _resolve(mounts["memory"], memberships["memory"])
+        folder = resolve(mounts["memory"], memberships["memory"])
         limit = _read_int(path_join(folder, "memory.limit_in_bytes")) if folder else None
         if folder and limit is not None and limit < _UNLIMITED_V1:
             return MemoryLimit("cgroup v1 memory.limit_in_bytes - usage", (folder,), 1)
@@ -176,70 +177,12 @@ def find_memory_limit(
     )
 
 
-def _cgroup_memberships(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Controller → cgroup path; the v2 unified hierarchy is under the key ''."""
-    found: dict[str, str] = {}
-    try:
-        lines = _read_text(path).splitlines()
-    except OSError:
-        return found
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _id, controllers, cgroup_path = parts
-        if not controllers:
-            found[""] = cgroup_path
-        for controller in controllers.split(","):
-            if controller:
-                found[controller] = cgroup_path
-    return found
-
-
-class _Mount(Value):
-    __slots__ = ("point", "root")
-
-    def __init__(self, root: str, point: str) -> None:
-        self.root = root
-        self.point = point
-
-
-def _cgroup_mounts(path: str | os.PathLike[str]) -> dict[str, _Mount]:
-    """'cgroup2' → its mount, and each v1 controller ('memory') → its mount."""
-    mounts: dict[str, _Mount] = {}
-    try:
-        lines = _read_text(path).splitlines()
-    except OSError:
-        return mounts
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3:
-            continue
-        mount = _Mount(root=fields[3], point=path_text(fields[4]))
-        if tail[0] == "cgroup2":
-            mounts.setdefault("cgroup2", mount)
-        elif tail[0] == "cgroup":
-            for option in tail[2].split(","):
-                mounts.setdefault(option, mount)
-    return mounts
-
-
-def _resolve(mount: _Mount, cgroup_path: str) -> str | None:
-    relative = os.path.relpath(cgroup_path, mount.root) if mount.root != "/" else cgroup_path
-    if not relative.startswith(".."):
-        candidate = path_join(mount.point, relative.lstrip("/"))
-        if os.path.isdir(candidate):
-            return candidate
-    return mount.point if os.path.isdir(mount.point) else None  # a namespace shows its own root
-
-
-def _v2_limited_dirs(mount: _Mount, cgroup_path: str) -> tuple[str, ...]:
-    folder = _resolve(mount, cgroup_path)
+def _v2_limited_dirs(mount: Mount, cgroup_path: str) -> tuple[str, ...]:
+    folder = resolve(mount, cgroup_path)
     limited: list[str] = []
     while folder is not None:
         try:
-            text = _read_text(path_join(folder, "memory.max")).strip()
+            text = read_text(path_join(folder, "memory.max")).strip()
         except OSError:
             text = "max"
         if text != "max":
@@ -299,15 +242,9 @@ def _status_fields() -> dict[str, int]:
 
 def _read_int(path: str) -> int | None:
     try:
-        return int(_read_text(path).strip())
+        return int(read_text(path).strip())
     except (OSError, ValueError):
         return None
-
-
-def _read_text(path: str | os.PathLike[str]) -> str:
-    """``Path(path).read_text()``."""
-    with open(path) as f:
-        return f.read()
 
 
 def _mac_footprint_reader() -> Callable[[], int | None] | None:
