@@ -203,7 +203,11 @@ def prepare(config: Config, spawned: float) -> None:
     started before this program), when one may need it (looked at with ``os`` alone: the typed
     model loads only then); never raises."""
     try:
-        from hawkwatch.agent.supervised_exit import earlier_work, finish_gone_sessions
+        from hawkwatch.agent.supervised_exit import (
+            earlier_work,
+            finish_gone_sessions,
+            load_for_exit,
+        )
         from hawkwatch.model.session_name import format_session_name
 
         if not (config.crash.enabled and config.crash.classify_earlier):
@@ -213,14 +217,8 @@ def prepare(config: Config, spawned: float) -> None:
         before = spawned - SPAWN_SLACK_S
         if earlier_work(root, format_session_name(before)):
             finish_gone_sessions(root, before=before)
-        # What writing its exit needs, loaded now, on the other core, not after it: the store,
-        # json (its exit records are read back), pathlib (RunOutcome's path). The store loads
-        # neither: the program's agent starts without them.
-        import json  # noqa: F401
-        import pathlib  # noqa: F401
-
-        import hawkwatch.analysis.exit_status
-        import hawkwatch.store.records  # noqa: F401
+        load_for_exit()  # now, on the other core, not after the program
+        import pathlib  # noqa: F401 - RunOutcome's path, after the program
 
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)

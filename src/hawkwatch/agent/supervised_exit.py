@@ -85,6 +85,16 @@ def finish_sessions(folders: Iterable[str | os.PathLike[str]]) -> int:
     return done
 
 
+def load_for_exit() -> None:
+    """Import what ``write_exit`` needs for a normal end (the store, ``json`` to read the exit
+    records back, the verdicts), so that a supervisor can load it while its program runs: the
+    store itself brings neither ``json`` nor the verdicts (the agent starts without them)."""
+    import json  # noqa: F401
+
+    import hawkwatch.analysis.exit_status
+    import hawkwatch.store.records  # noqa: F401
+
+
 def _classification(verdict: Verdict, source: str) -> PlainRecord:
     kind, exit_code, signal_number, evidence = verdict
     return exit_classification(
