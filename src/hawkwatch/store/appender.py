@@ -36,10 +36,10 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import struct
 import threading
 import time
 import zlib
+from _struct import Struct  # struct.Struct, without the struct module
 from collections.abc import Callable
 
 from hawkwatch._lazylog import lazy_logger
@@ -69,7 +69,7 @@ MAX_LINE_BYTES: Final = 16_254
 OVERFLOW_NOTICE_PREFIX: Final = b"[F]["
 """MTAppenderFile replaces a line it drops with a notice starting with these bytes."""
 
-_JOURNAL = struct.Struct("<8sQII")  # magic, .mtlog offset, block length, _block_digest
+_JOURNAL = Struct("<8sQII")  # magic, .mtlog offset, block length, _block_digest
 _JOURNAL_MAGIC: Final = b"hwflush1"
 JOURNAL_OFFSET: Final = BUFFER_SIZE - _JOURNAL.size
 _CAPACITY: Final = JOURNAL_OFFSET - len(END_MARKER)  # longest data hawkwatch keeps in the buffer
