@@ -44,7 +44,6 @@ from collections.abc import Callable
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.errors import StoreError
-from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
 from hawkwatch.store._buffer_file import map_buffer, open_regular
 from hawkwatch.store.files import path_join, path_text, read_regular
@@ -53,6 +52,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Final, NamedTuple
+
+    from hawkwatch.model.record import Skipped
 else:
     from hawkwatch._runtime_typing import NamedTuple
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 
-from hawkwatch.model import Skipped
 from hawkwatch.store.appender import (
     BUFFER_SIZE,
     END_MARKER,
@@ -22,6 +21,8 @@ from hawkwatch.store.files import path_join, path_text, read_regular
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
+
+    from hawkwatch.model.record import Skipped
 
 MAX_LOG_BYTES: Final = 256 << 20
 """Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of
@@ -63,6 +64,8 @@ def _with_journal(buffer: bytes, journal: bytes) -> bytes:
 
 def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
     """Split the contents of ``.mtlog`` and ``.mmap2`` into lines (pure; see ``read_appender``)."""
+    from hawkwatch.model.record import Skipped  # readers' type: not loaded at the agent's start
+
     data = log_data
     hidden = 0
     if buffer[:1] not in (b"", b"\x00"):
@@ -106,6 +109,8 @@ def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
 
 
 def _split_lines(data: bytes) -> AppenderContent:
+    from hawkwatch.model.record import Skipped
+
     lines: list[bytes] = []
     skipped: list[Skipped] = []
     parts = data.split(b"\n")

@@ -20,7 +20,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 
-from hawkwatch.model import Record, Skipped, plain_records
+from hawkwatch.model import plain_records
 from hawkwatch.store import _worker
 from hawkwatch.store._files import lock_for_writing
 from hawkwatch.store._process import process_start_time
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Final, Protocol
 
+    from hawkwatch.model.record import Record, Skipped
     from hawkwatch.model.records import JsonRecord
 
     class WritableRecord(Protocol):
@@ -204,6 +205,8 @@ class RecordsRead:
 
 def parse_records(lines: Iterable[bytes], skipped: list[Skipped] | None = None) -> RecordsRead:
     """Turn appender lines into records, skipping header lines and anything malformed."""
+    from hawkwatch.model.record import Record, Skipped  # readers' types: not at the agent's start
+
     records: list[Record] = []
     skipped = list(skipped or [])
     for number, raw in enumerate(lines, start=1):
