@@ -132,6 +132,9 @@ AFTER_THE_SPAWN = (
     "threading",
     "pathlib",  # the config file is looked for with os.path
     "shutil",  # argparse's help formatter is told the terminal's width
+    "signal",  # the launcher forwards signals with _signal (no enums)
+    "contextlib",  # try/except in the launcher
+    "importlib",  # subcommand modules are loaded with __import__ (importlib brings warnings)
 )
 
 
