@@ -460,7 +460,7 @@ class StallMonitor:
             self._last_fingerprint = fingerprint
             self._same, self._next_full, self._step = 0, 2, 1
             self._last_full_key = f"{key_base}_0"
-        for key, part in encode_parts(key_base, value, ctx.session.path):
+        for key, part in encode_parts(key_base, value, ctx.session.folder):
             ctx.write_nowait(part, key)
         self._discard(episode)
 
