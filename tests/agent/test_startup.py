@@ -429,11 +429,12 @@ PROBE = (
 @pytest.mark.parametrize("how", ["hawkwatch run", "hawkwatch.start()"])
 def test_a_start_loads_no_pathlib_json_re_typing_or_signal(tmp_path: Path, how: str) -> None:
     """At the program's first line and after the agent's exit hook: none of ``LEFT_OUT`` that
-    a plain interpreter of this version does not load itself."""
+    a plain interpreter of this version does not load itself once it imports ``threading``
+    (the agent's threads need it; from 3.13 it imports ``warnings``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     plain = subprocess.run(
-        [sys.executable, "-c", f"import sys\nprint({LOADED})"],
+        [sys.executable, "-c", f"import sys, threading\nprint({LOADED})"],
         env=env,
         cwd=tmp_path,
         capture_output=True,
