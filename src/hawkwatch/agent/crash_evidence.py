@@ -14,7 +14,6 @@ reader of earlier sessions, off the start).
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import threading
@@ -188,5 +187,7 @@ def record_start_evidence(folder: str, pid: int) -> dict[str, Any]:
 
 def write_intent(folder: str, code: int) -> None:
     """``os._exit(code)`` is being called (plain ``open``/``write``: the process ends next)."""
-    with contextlib.suppress(OSError):
+    try:
         write_json(path_join(folder, INTENT_NAME), {"os_exit": code})
+    except OSError:
+        pass

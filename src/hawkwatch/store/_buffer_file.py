@@ -6,7 +6,6 @@ full filesystem must fail here, not kill the process with SIGBUS when a page is 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import mmap
 import os
@@ -20,9 +19,11 @@ def open_regular(path: str | os.PathLike[str], flags: int) -> int:
 
     ``O_NONBLOCK`` keeps a FIFO planted at ``path`` from blocking the open forever.
     """
-    with contextlib.suppress(OSError):
+    try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise StoreError(f"{path}: not a regular file")
+    except OSError:
+        pass
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError as exc:

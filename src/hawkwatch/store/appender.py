@@ -33,7 +33,6 @@ then ``drop_notice`` may append one line saying how many were lost.
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
 import threading
@@ -341,8 +340,10 @@ class AppenderFile:
         except OSError:
             # The lines stay in the buffer (a later flush or the next open retries them); what
             # part of them reached .mtlog is cut off again so that nothing is written twice.
-            with contextlib.suppress(OSError):
+            try:
                 os.ftruncate(self._log_fd, offset)
+            except OSError:
+                pass
             raise
 
     def _drop(self, size: int) -> None:
@@ -380,8 +381,10 @@ class AppenderFile:
         )
         notice = self.drop_notice(dropped) if self.drop_notice is not None else None
         if notice is not None:
-            with contextlib.suppress(ValueError, StoreError):
+            try:
                 self.append_encoded(notice)
+            except (ValueError, StoreError):
+                pass
 
     def close(self) -> None:
         """Flush, zero the buffer (as MTAppenderFile does) and release the files. Idempotent."""

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import os
 import threading
@@ -108,8 +107,10 @@ class CrashMonitor:
             empty = os.fstat(f.fileno()).st_size == 0
             f.close()
             if empty and self._ctx is not None:
-                with contextlib.suppress(OSError):
+                try:
                     os.unlink(path_join(self._ctx.session.folder, ev.FAULT_NAME))
+                except OSError:
+                    pass
         self._ctx = None
 
     def after_fork_child(self) -> None:
@@ -118,8 +119,10 @@ class CrashMonitor:
         breadcrumbs.untap_logging()
         if self._fault_file is not None:
             faulthandler.disable()
-            with contextlib.suppress(OSError):
+            try:
                 self._fault_file.close()  # the child's copy of the descriptor only
+            except OSError:
+                pass
             self._fault_file = None
         breadcrumbs.clear()
         self._ctx = None

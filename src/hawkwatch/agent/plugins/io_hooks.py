@@ -17,7 +17,6 @@ replace, not rebound when stored as a class attribute (``class A: opener = open`
 from __future__ import annotations
 
 import builtins
-import contextlib
 import io
 import os
 import sys
@@ -303,8 +302,10 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
         result.mode = mode
         return result
     except BaseException:
-        with contextlib.suppress(Exception):  # io.open chains it; the first error matters
+        try:
             result.close()
+        except Exception:  # io.open chains it; the first error matters
+            pass
         raise
 
 

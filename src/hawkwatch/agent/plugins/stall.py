@@ -23,7 +23,6 @@ process killed during a hang as ``hang-kill``.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import threading
@@ -429,8 +428,10 @@ class StallMonitor:
 
     def _discard(self, episode: Episode) -> None:
         if episode.marker is not None:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(episode.marker)
+            except OSError:
+                pass
             episode.marker = None
 
     def _finish(self, episode: Episode, end: float, *, unfinished: bool = False) -> None:

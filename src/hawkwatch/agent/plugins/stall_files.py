@@ -28,7 +28,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import os
 import stat
@@ -194,8 +193,10 @@ class Backstop:
         finally:
             f.close()
         if empty and remove_if_empty:
-            with contextlib.suppress(OSError):
+            try:
                 os.unlink(self.path)
+            except OSError:
+                pass
 
     def forget_after_fork(self) -> None:
         """In a forked child: the parent's faulthandler thread does not exist here."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import _weakref  # weakref.ref is _weakref.ref: no need to import weakref
 import abc
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -67,8 +66,10 @@ class Target(abc.ABC):
         """On the loop's own thread (asking for another thread's clock could touch a dead one)."""
         self.thread_id = threading.get_ident()
         self.thread_name = threading.current_thread().name
-        with contextlib.suppress(AttributeError, OSError):
+        try:
             self._cpu_clock = time.pthread_getcpuclockid(self.thread_id)
+        except (AttributeError, OSError):
+            pass
 
     @abc.abstractmethod
     def poll(self, now: float, interval: float, sample_after: float) -> Poll:
