@@ -19,7 +19,7 @@ import os
 import threading
 
 from hawkwatch.agent import cgroups
-from hawkwatch.agent.supervised_exit import (
+from hawkwatch.agent.exit_files import (
     CLASSIFIED_NAME,
     EVIDENCE_NAME,
     FAULT_NAME,

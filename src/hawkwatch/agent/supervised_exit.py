@@ -15,21 +15,22 @@ from __future__ import annotations
 import os
 import time
 
+from hawkwatch.agent.exit_files import (
+    CLASSIFIED_NAME,
+    EVIDENCE_NAME,
+    FAULT_NAME,
+    INTENT_NAME,
+    MAX_SESSIONS_LOOKED_AT,
+)
 from hawkwatch.model import collections as c
 from hawkwatch.model.plain_records import EXIT_STATE, PlainRecord, exit_classification
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any, Final
+    from typing import Any
 
     from hawkwatch.analysis.exit_status import Verdict
-
-EVIDENCE_NAME: Final = "exit-evidence.json"
-CLASSIFIED_NAME: Final = "exit-classified"
-FAULT_NAME: Final = "crash-fault.txt"  # faulthandler's dump (crash_recovery reads it)
-INTENT_NAME: Final = "exit-intent.json"  # written by os._exit
-MAX_SESSIONS_LOOKED_AT: Final = 20
 
 
 def write_exit(folder: str | os.PathLike[str], returncode: int) -> bool:
