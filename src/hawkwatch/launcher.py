@@ -8,7 +8,8 @@ child's session as an ``exit-state`` record. Its own exit status is the child's.
 
 Start-up is what every supervised run pays, so before the child starts the supervisor imports
 only what checking the options and spawning need (``os.posix_spawn``, not ``subprocess`` and
-its ``threading``; ``os.path``, not ``pathlib``); the store loads while the program runs, on
+its ``threading``; ``os.path``, not ``pathlib``; ``_signal``, not ``signal`` and its enums;
+no ``contextlib``); the store loads while the program runs, on
 the other core, together with classifying how earlier sessions ended (the agent under
 ``hawkwatch run`` leaves that to us). After the child ends, only writing its exit remains: a
 normal end with the plain records (``agent.supervised_exit``), anything else with the typed
@@ -17,12 +18,10 @@ model (``agent.crash_recovery``).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import FrameType
 
 from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
@@ -44,8 +43,13 @@ from hawkwatch.runenv import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    import signal
     from pathlib import Path
     from typing import Any, Final
+else:
+    # signal's C core: the same calls, with plain ints for signals and SIG_DFL; ``signal``
+    # itself builds three enums at import (~3 M instructions before the program could start)
+    import _signal as signal
 
 ENGINES: Final = ("auto", "py-spy", "in-process")
 
@@ -158,7 +162,8 @@ def run_program(
     argv = build_command(command, module)
     sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
     since = time.time()
-    with _scratch_folder() as scratch:
+    scratch = _make_scratch_folder()
+    try:
         session_file = os.path.join(scratch, "session")
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
@@ -172,6 +177,8 @@ def run_program(
         if sampler is not None:
             sampler.stop()
         lines = _read_announcement(session_file).splitlines()
+    finally:
+        _remove_scratch_folder(scratch)
     announced, notes = (lines[0].strip(), lines[1:]) if lines else ("", [])
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
@@ -193,8 +200,10 @@ def run_program(
     if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
         from hawkwatch.uploader import upload_within
 
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: stop waiting, keep the status
+        try:
             upload_within(outcome.session_path, upload.url, upload.key, upload.exit_wait_s)
+        except KeyboardInterrupt:  # Ctrl-C: stop waiting, keep the status
+            pass
     return outcome
 
 
@@ -203,7 +212,11 @@ def prepare(config: Config, spawned: float) -> None:
     started before this program), when one may need it (looked at with ``os`` alone: the typed
     model loads only then); never raises."""
     try:
-        from hawkwatch.agent.supervised_exit import earlier_work, finish_gone_sessions
+        from hawkwatch.agent.supervised_exit import (
+            earlier_work,
+            finish_gone_sessions,
+            load_for_exit,
+        )
         from hawkwatch.model.session_name import format_session_name
 
         if not (config.crash.enabled and config.crash.classify_earlier):
@@ -213,8 +226,8 @@ def prepare(config: Config, spawned: float) -> None:
         before = spawned - SPAWN_SLACK_S
         if earlier_work(root, format_session_name(before)):
             finish_gone_sessions(root, before=before)
-        else:  # what writing its exit needs: loaded now, on the other core, not after it
-            import hawkwatch.store.records  # noqa: F401
+        load_for_exit()  # now, on the other core, not after the program
+        import pathlib  # noqa: F401 - RunOutcome's path, after the program
 
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
@@ -269,8 +282,10 @@ def discard_session(outcome: RunOutcome) -> RunOutcome:
     try:
         shutil.rmtree(outcome.session_path)
     except OSError:
-        with contextlib.suppress(Exception):
+        try:
             record_exit(outcome)  # cannot remove it: at least say how it ended
+        except Exception:  # noqa: BLE001 - the program's status stands
+            pass
         return outcome
     return outcome.replace(session_path=None, discarded=True)
 
@@ -295,9 +310,8 @@ def outcome_message(outcome: RunOutcome) -> str:
     return message
 
 
-@contextlib.contextmanager
-def _scratch_folder() -> Iterator[str]:
-    """A private folder for the child's announcement, removed afterwards.
+def _make_scratch_folder() -> str:
+    """A private folder for the child's announcement (``_remove_scratch_folder`` afterwards).
 
     ``os.mkdir`` of a new name (mode 0700; it never follows a planted link) rather than
     ``tempfile``, whose imports (``shutil``, ``random``, the compression modules) cost ~2.5 ms
@@ -305,7 +319,6 @@ def _scratch_folder() -> Iterator[str]:
     """
     env = os.environ
     base = env.get("TMPDIR") or env.get("TEMP") or env.get("TMP") or "/tmp"
-    folder = None
     for attempt in range(100):
         candidate = os.path.join(base, f"hawkwatch-run-{os.getpid()}-{time.time_ns()}-{attempt}")
         try:
@@ -314,19 +327,19 @@ def _scratch_folder() -> Iterator[str]:
             continue
         except OSError:
             break
-        folder = candidate
-        break
-    if folder is None:  # no usable TMPDIR: let tempfile find a place
-        import tempfile
+        return candidate
+    import tempfile  # no usable TMPDIR: let tempfile find a place
 
-        folder = tempfile.mkdtemp(prefix="hawkwatch-run-")
+    return tempfile.mkdtemp(prefix="hawkwatch-run-")
+
+
+def _remove_scratch_folder(folder: str) -> None:
     try:
-        yield folder
-    finally:
-        with contextlib.suppress(OSError):
-            for name in os.listdir(folder):
-                os.unlink(os.path.join(folder, name))
-            os.rmdir(folder)
+        for name in os.listdir(folder):
+            os.unlink(os.path.join(folder, name))
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def _read_announcement(path: str) -> str:
@@ -432,13 +445,15 @@ class OutsideSampler:
             note["sessions"] = len(written)
         except Exception as exc:  # noqa: BLE001 (never into the run's exit: noted)
             note["errors"] = [*note["errors"], f"storing: {type(exc).__name__}: {exc}"][-5:]
-        with contextlib.suppress(Exception):
+        try:
             from hawkwatch.store import Session
 
             session = Session(session_path)
             metadata = session.metadata
             metadata["profiler_outside"] = note
             session.write_metadata(metadata)
+        except Exception:  # noqa: BLE001 - the note is lost, the run's status stands
+            pass
         if recorder.gave_up is not None:
             fixed = self.options.budget <= 0  # py-spy's budget is 0 when profiler.rate_hz is set
             at = "profiler.rate_hz" if fixed else "the whole profiler.budget"
@@ -464,7 +479,12 @@ def record_exit(outcome: RunOutcome) -> None:
     finish_session(outcome.session_path, outcome.returncode, source="supervisor")
 
 
-_SIGNAL_NUMBERS: Final = frozenset(int(s) for s in signal.Signals)
+# signal.Signals' members: the SIG names the platform defines, without SIG_DFL and the like
+_SIGNAL_NUMBERS: Final = frozenset(
+    number
+    for name, number in vars(signal).items()
+    if name.isupper() and name.startswith("SIG") and not name.startswith("SIG_")
+)
 
 
 def exit_like(outcome: RunOutcome) -> int:
@@ -475,8 +495,10 @@ def exit_like(outcome: RunOutcome) -> int:
     if number in _SIGNAL_NUMBERS and number != signal.SIGKILL:
         signal.signal(number, signal.SIG_DFL)
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError, AttributeError):  # closed, or None
+        try:
             stream.flush()
+        except (OSError, ValueError, AttributeError):  # closed, or None
+            pass
     os.kill(os.getpid(), number)
     return 128 + number  # reached only if the signal does not end this process
 
@@ -499,8 +521,10 @@ def _supervise(
     def forward(signum: int, _frame: FrameType | None) -> None:
         if signum == signal.SIGINT and _terminal_sends_sigint_to_child():
             return  # Ctrl-C already reached the child through the terminal
-        with contextlib.suppress(ProcessLookupError):
+        try:
             os.kill(pid, signum)
+        except ProcessLookupError:  # gone already: waitpid reports it
+            pass
 
     previous = {number: signal.signal(number, forward) for number in FORWARDED_SIGNALS}
     try:

@@ -7,12 +7,15 @@ measured by ``benchmarks/agent_overhead.py``, never asserted here.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import pytest
 
 from hawkwatch.agent.scheduler import Scheduler
 from hawkwatch.model.records import ExitClassification, decode_all
@@ -132,6 +135,9 @@ AFTER_THE_SPAWN = (
     "threading",
     "pathlib",  # the config file is looked for with os.path
     "shutil",  # argparse's help formatter is told the terminal's width
+    "signal",  # the launcher forwards signals with _signal (no enums)
+    "contextlib",  # try/except in the launcher
+    "importlib",  # subcommand modules are loaded with __import__ (importlib brings warnings)
 )
 
 
@@ -397,3 +403,52 @@ def test_a_supervised_program_starts_without_typing_and_with_the_collector_on(
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [True, [], True, True]
+
+
+# What a start leaves out (docs/agent.md, "Start-up"): pathlib (with fnmatch, re, enum and, up
+# to 3.12, urllib.parse and ipaddress), json (its decoder imports re), typing, signal, importlib
+# (and its warnings), and the modules whose few C names the agent takes from their C cores.
+LEFT_OUT = (
+    "pathlib", "fnmatch", "re", "enum", "json", "urllib.parse", "ipaddress", "typing", "signal",
+    "importlib", "warnings", "weakref", "queue", "heapq", "struct",
+)  # fmt: skip
+
+LOADED = f"sorted(m for m in {list(LEFT_OUT)!r} if m in sys.modules)"
+PROBE = (
+    "import atexit, sys\n"
+    "from hawkwatch.agent import runtime\n"
+    f"print({LOADED})\n"
+    "def after_the_agent():\n"
+    f"    print({LOADED})\n"
+    "atexit.unregister(runtime.at_exit)\n"
+    "atexit.register(after_the_agent)\n"  # atexit runs the last registered first: after it
+    "atexit.register(runtime.at_exit)\n"
+)
+
+
+@pytest.mark.parametrize("how", ["hawkwatch run", "hawkwatch.start()"])
+def test_a_start_loads_no_pathlib_json_re_typing_or_signal(tmp_path: Path, how: str) -> None:
+    """At the program's first line and after the agent's exit hook: none of ``LEFT_OUT`` that
+    a plain interpreter of this version does not load itself once it imports ``threading``
+    (the agent's threads need it; from 3.13 it imports ``warnings``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    plain = subprocess.run(
+        [sys.executable, "-c", f"import sys, threading\nprint({LOADED})"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert plain.returncode == 0, plain.stderr
+    if how == "hawkwatch run":
+        hawkwatch = str(Path(sys.executable).with_name("hawkwatch"))
+        argv = [hawkwatch, "run", "--", sys.executable, "-c", PROBE]
+    else:
+        argv = [sys.executable, "-c", "import hawkwatch\nassert hawkwatch.start()\n" + PROBE]
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    itself = set(ast.literal_eval(plain.stdout))
+    at_start, at_exit = (ast.literal_eval(line) for line in done.stdout.splitlines())
+    assert [m for m in at_start if m not in itself] == []
+    assert [m for m in at_exit if m not in itself] == []

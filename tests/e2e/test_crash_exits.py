@@ -379,7 +379,7 @@ def _memory_cgroup(limit: int) -> tuple[Path, Path]:
     found = memory_cgroup()
     if found is None:
         pytest.skip("no memory cgroup (v1 memory controller or v2 memory.events) is mounted")
-    parent, version = found
+    parent, version = Path(found[0]), found[1]
     folder = parent / f"hawkwatch-test-{os.getpid()}-{time.monotonic_ns()}"
     try:
         folder.mkdir()

@@ -3,6 +3,7 @@ model: the same fields in the same order, the same defaults, and the same bytes 
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -148,3 +149,102 @@ def test_the_exit_classification_stand_in_knows_every_field() -> None:
     ]  # fmt: skip
     defaults = {f.name: f.default for f in fields if not f.required}
     assert defaults == {"exit_code": None, "signal": None, "evidence": (), "source": ""}
+
+
+class _Opaque:
+    """A value ``json`` cannot encode: ``default=str`` writes its ``str``."""
+
+    def __str__(self) -> str:
+        return "opaque é"
+
+
+class _Number(int):
+    def __repr__(self) -> str:
+        return "not the number"
+
+
+class _Text(str):
+    __slots__ = ()
+
+
+class _Decimal(float):
+    def __repr__(self) -> str:
+        return "not the float"
+
+
+JSON_KEYS = st.none() | st.booleans() | st.integers() | FLOATS | TEXT
+JSON_LEAVES = SCALARS | st.integers().map(_Number) | FLOATS.map(_Decimal) | st.text().map(_Text)
+JSON_VALUES = st.recursive(
+    JSON_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(JSON_KEYS, inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _same(left: object, right: object) -> bool:
+    """Equal, of the same types, with dict keys in the same order (NaN equals NaN)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, float) and isinstance(right, float):
+        return left == right or (math.isnan(left) and math.isnan(right))
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(map(_same, left, right))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return list(left) == list(right) and all(_same(left[k], right[k]) for k in left)
+    return left == right
+
+
+@settings(max_examples=1000)
+@given(JSON_VALUES, st.sampled_from([None, 2, 4]), st.booleans())
+@example({"argv": ["a", "é\u2028"], 2: (), 2.5: {}, None: [], True: math.nan}, 2, True)
+@example([_Opaque(), {"x": _Opaque()}], None, False)
+def test_json_text_is_json_dumps(value: object, indent: int | None, ascii: bool) -> None:
+    options: dict[str, Any] = {"indent": indent, "ensure_ascii": ascii, "default": str}
+    separators = (",", ":") if indent is None else None
+    try:
+        expected: str | type[Exception] = json.dumps(value, separators=separators, **options)
+    except (TypeError, ValueError) as exc:
+        expected = type(exc)
+    if isinstance(expected, str):
+        assert plain.json_text(value, **options) == expected
+    else:
+        with pytest.raises(expected):
+            plain.json_text(value, **options)
+
+
+@settings(max_examples=1000)
+@given(JSON_VALUES)
+@example("\ud83d\ude00")
+@example({"a": ("\ud800", "\udc00x")})
+def test_json_round_trip_is_what_json_reads_back(value: object) -> None:
+    try:
+        expected = json.loads(json.dumps(value, default=str))
+    except (TypeError, ValueError):
+        expected = None
+    try:
+        copied = plain.json_round_trip(value, default=str)
+    except ValueError:
+        # refused only where the text would not read back as it was written
+        assert expected is None or "\\ud" in json.dumps(value, default=str)
+        return
+    assert _same(copied, expected)
+
+
+def test_json_text_refuses_what_json_dumps_refuses() -> None:
+    looped: list[object] = []
+    looped.append(looped)
+    for bad, error, words in [
+        ({(1, 2): 3}, TypeError, "keys must be str, int, float, bool or None, not tuple"),
+        ([_Opaque()], TypeError, "Object of type _Opaque is not JSON serializable"),
+        (looped, ValueError, "Circular reference detected"),
+    ]:
+        with pytest.raises(error, match=words):
+            json.dumps(bad)
+        with pytest.raises(error, match=words):
+            plain.json_text(bad)
+        with pytest.raises(error, match=words):
+            plain.json_round_trip(bad)

@@ -27,6 +27,7 @@ from hawkwatch.store import (
     sessions_root,
 )
 from hawkwatch.store._process import process_start_time
+from hawkwatch.store.session import _metadata
 from tests.builders import write_hawkeye_records
 
 DAY = 86_400.0
@@ -284,3 +285,91 @@ def test_retention_ignores_a_pid_no_process_can_have(tmp_path, pid):
     old.write_metadata({**old.metadata, "pid": pid})
     Session.create(root=tmp_path, keep=1)
     assert not old.path.exists()
+
+
+# -- the agent's start: str paths, session.json without json, names without re -----------------
+
+
+def test_session_json_is_what_json_dumps_wrote(home):
+    """``session.json`` comes from ``plain_records.json_text``: the bytes ``json.dumps(...,
+    indent=2, default=str)`` wrote before, whatever the values (non-ASCII, nested, odd types)."""
+    extra = {
+        "parent_session": None,
+        "supervised": True,
+        "config_file": "/tmp/é/hawkwatch.toml",
+        "nested": {"a": [1, 2.5, float("inf")], "b": (), 3: {}, "path": Path("/x")},
+    }
+    session = Session.create(start_time=1_700_000_000.25, app_name="ünï\u2028", extra=extra)
+    written = (session.path / "session.json").read_bytes()
+    expected = _metadata(1_700_000_000.25, "ünï\u2028", None) | extra
+    assert written == json.dumps(expected, indent=2, default=str).encode("utf-8")
+    metadata = json.loads(written)
+    session.update_metadata("cpu", {"cores": 2})
+    metadata["cpu"] = {"cores": 2}
+    assert (session.path / "session.json").read_bytes() == json.dumps(
+        metadata, indent=2, default=str
+    ).encode("utf-8")
+
+
+def test_metadata_a_session_wrote_reads_back_as_json_would_and_a_changed_file_is_read(home):
+    session = Session.create(start_time=1_700_000_000.5, extra={"k": (1, "é"), 7: Path("/p")})
+    path = session.path / "session.json"
+    assert session.metadata == json.loads(path.read_text())
+    assert session.metadata is not session.metadata  # a fresh copy each time: callers change it
+    session.metadata["k"].append("changed")
+    assert session.metadata["k"] == [1, "é"]
+    assert Session(session.path).metadata == session.metadata  # read from disk: the same
+    # someone else rewrites the file (a new inode): this object reads it again
+    other = json.loads(path.read_text()) | {"app_name": "theirs"}
+    replacement = path.with_name("elsewhere.json")
+    replacement.write_text(json.dumps(other))
+    os.replace(replacement, path)
+    assert session.metadata["app_name"] == "theirs"
+    session.update_metadata("cpu", 1)
+    assert json.loads(path.read_text()) == other | {"cpu": 1}
+
+
+def test_a_session_made_from_a_str_or_a_path_names_the_same_folder(tmp_path):
+    for text in ["a//b/./c/", "/x/y", "//x/y", "rel", "./rel/", "/"]:
+        by_path, by_text = Session(Path(text)), Session(text)
+        assert by_text.folder == by_path.folder == str(Path(text))
+        assert by_text.path == by_path.path == Path(text)
+        assert by_text.name == Path(text).name
+        assert by_text == by_path and hash(by_text) == hash(by_path)
+        assert repr(by_text) == f"Session({str(Path(text))!r})"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "2019-04-03_08-32-42+052",
+        "2019-04-03_08:32:42+052",
+        "2019-04-03_08-32:42+052\n",
+        "2019-04-03_08-32-42+052\n\n",
+        "٢٠١٩-04-03_08-32-42+052",  # Arabic-Indic digits: \d matches them
+        "2019-04-03_08-32-42+05²",  # superscript two: a digit, not a decimal
+        "2019-04-03_08-32-42+0521",
+        "2019-04-03T08-32-42+052",
+        "2019-04-03_08-32-42-052",
+        "",
+    ],
+)
+def test_session_names_are_read_as_the_pattern_reads_them(name):
+    import re
+
+    pattern = re.compile(r"^(\d{4})-(\d\d)-(\d\d)_(\d\d)[-:](\d\d)[-:](\d\d)\+(\d{3})$")
+    match = pattern.match(name)
+    if match is None:
+        assert parse_session_name(name) is None
+    else:
+        fields = [int(g) for g in match.groups()]
+        expected = time.mktime((*fields[:6], 0, 0, -1)) + fields[6] / 1000
+        assert parse_session_name(name) == expected
+
+
+def test_a_sessions_root_given_as_text_is_the_path_it_was(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    for root in ["~", "~/s//x/", "a/./b", str(tmp_path) + "//s/"]:
+        assert sessions_root(root) == Path(root).expanduser()
+    monkeypatch.setenv("HAWKWATCH_HOME", str(tmp_path / "h") + "//")
+    assert str(sessions_root()) == str(tmp_path / "h" / "sessions")

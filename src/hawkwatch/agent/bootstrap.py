@@ -14,7 +14,6 @@ import gc
 import os
 import sys
 import time
-from pathlib import Path
 from types import FrameType
 
 from hawkwatch.agent import api
@@ -49,8 +48,9 @@ def start_from_environment() -> None:
     # Someone else profiling this thread already: main start stays "not captured".
     watching = sys.getprofile() is None
     if session_file:
-        notes = f"{agent.session.path}\n" + (f"{WATCHING_MAIN}\n" if watching else "")
-        Path(session_file).write_text(notes, encoding="utf-8")
+        notes = f"{agent.session.folder}\n" + (f"{WATCHING_MAIN}\n" if watching else "")
+        with open(session_file, "w", encoding="utf-8") as f:  # no pathlib at the start
+            f.write(notes)
     if watching:
         _watch_for_main_start(session_file)
     else:

@@ -7,7 +7,6 @@ recorded. Adding costs one tuple and one append.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import time
 from collections import deque
@@ -84,8 +83,10 @@ def _tap() -> None:
 
     def callHandlers(self: logging.Logger, record: logging.LogRecord) -> None:
         if record.levelno >= logging.WARNING:
-            with contextlib.suppress(Exception):  # a bad log call must not become our error
+            try:
                 note("log", f"{record.levelname} {record.name}: {record.getMessage()}")
+            except Exception:  # a bad log call must not become our error
+                pass
         original(self, record)
 
     logging.Logger.callHandlers = callHandlers  # type: ignore[method-assign]

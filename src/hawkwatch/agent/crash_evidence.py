@@ -6,25 +6,28 @@ with the cgroup's folder, so whoever classifies the exit later can read the coun
 see whether it grew. ``os._exit`` writes ``exit-intent.json``; the memory level is kept in
 ``memory-level.json``. Each file is written whole and renamed into place: readable after a
 kill at any moment.
+
+Paths are ``str`` and JSON is written by ``plain_records.json_text``: the start and the
+``os._exit`` hook import neither ``pathlib`` nor ``json`` (``read_json`` imports ``json``: a
+reader of earlier sessions, off the start).
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import json
 import os
-import re
 import threading
-from pathlib import Path
 
-from hawkwatch.agent.supervised_exit import (
+from hawkwatch.agent import cgroups
+from hawkwatch.agent.exit_files import (
     CLASSIFIED_NAME,
     EVIDENCE_NAME,
     FAULT_NAME,
     INTENT_NAME,
     MAX_SESSIONS_LOOKED_AT,
 )
+from hawkwatch.model.plain_records import json_text
+from hawkwatch.store.files import path_join, path_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -41,11 +44,11 @@ __all__ = [
 ]
 
 LEVEL_NAME: Final = "memory-level.json"
-BOOT_ID: Final = Path("/proc/sys/kernel/random/boot_id")
+BOOT_ID: Final = "/proc/sys/kernel/random/boot_id"
 _KMSG_MAX_RECORDS: Final = 20_000
 
 
-def gone_unclassified(root: Path, before_name: str) -> list[Session]:
+def gone_unclassified(root: str | os.PathLike[str], before_name: str) -> list[Session]:
     """Sessions before ``before_name`` (newest first, the last ``MAX_SESSIONS_LOOKED_AT``)
     with exit evidence, not yet classified, whose process is gone: ``crash_recovery``'s work,
     found without loading it (and the typed model) when there is none."""
@@ -55,8 +58,10 @@ def gone_unclassified(root: Path, before_name: str) -> list[Session]:
     found = []
     earlier = [s for s in list_sessions(root) if s.name < before_name]
     for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
-        folder = session.path
-        if (folder / CLASSIFIED_NAME).exists() or not (folder / EVIDENCE_NAME).exists():
+        folder = session.folder
+        if os.path.exists(path_join(folder, CLASSIFIED_NAME)) or not os.path.exists(
+            path_join(folder, EVIDENCE_NAME)
+        ):
             continue
         metadata = session.metadata
         pid, started = metadata.get("pid"), metadata.get("start_time")
@@ -70,38 +75,36 @@ def gone_unclassified(root: Path, before_name: str) -> list[Session]:
     return found
 
 
-def boot_id(path: Path = BOOT_ID) -> str | None:
+def boot_id(path: str | os.PathLike[str] = BOOT_ID) -> str | None:
     try:
-        return path.read_text().strip() or None
+        return cgroups.read_text(path).strip() or None
     except OSError:
         return None
 
 
 def memory_cgroup(
-    proc_cgroup: Path = Path("/proc/self/cgroup"),
-    mountinfo: Path = Path("/proc/self/mountinfo"),
-) -> tuple[Path, int] | None:
+    proc_cgroup: str | os.PathLike[str] = "/proc/self/cgroup",
+    mountinfo: str | os.PathLike[str] = "/proc/self/mountinfo",
+) -> tuple[str, int] | None:
     """The folder of this process's memory cgroup and its version, when mounted here."""
-    from hawkwatch.agent.sysinfo import _cgroup_memberships, _cgroup_mounts, _resolve
-
-    memberships = _cgroup_memberships(proc_cgroup)
-    mounts = _cgroup_mounts(mountinfo)
-    if "memory" in memberships and "memory" in mounts:
-        folder = _resolve(mounts["memory"], memberships["memory"])
-        if folder is not None and (folder / "memory.oom_control").exists():
+    groups = cgroups.memberships(proc_cgroup)
+    mounts = cgroups.mounts(mountinfo)
+    if "memory" in groups and "memory" in mounts:
+        folder = cgroups.resolve(mounts["memory"], groups["memory"])
+        if folder is not None and os.path.exists(path_join(folder, "memory.oom_control")):
             return folder, 1
-    if "" in memberships and "cgroup2" in mounts:
-        folder = _resolve(mounts["cgroup2"], memberships[""])
-        if folder is not None and (folder / "memory.events").exists():
+    if "" in groups and "cgroup2" in mounts:
+        folder = cgroups.resolve(mounts["cgroup2"], groups[""])
+        if folder is not None and os.path.exists(path_join(folder, "memory.events")):
             return folder, 2
     return None
 
 
-def oom_kill_count(folder: Path, version: int) -> int | None:
+def oom_kill_count(folder: str | os.PathLike[str], version: int) -> int | None:
     """The cgroup's ``oom_kill`` counter (kills by the kernel's OOM killer in it)."""
     name = "memory.events" if version == 2 else "memory.oom_control"
     try:
-        text = (folder / name).read_text()
+        text = cgroups.read_text(path_join(path_text(folder), name))
     except OSError:
         return None
     for line in text.splitlines():
@@ -113,6 +116,8 @@ def oom_kill_count(folder: Path, version: int) -> int | None:
 
 def kernel_oom_line(pid: int, device: str = "/dev/kmsg") -> str | None:
     """The kernel's "Killed process <pid>" line, when the kernel log is readable."""
+    import re  # a reader of a dead session's end: never at the agent's start
+
     pattern = re.compile(rf"(Killed process|Memory cgroup out of memory: Killed process) {pid}\b")
     try:
         fd = os.open(device, os.O_RDONLY | os.O_NONBLOCK)
@@ -138,21 +143,29 @@ def kernel_oom_line(pid: int, device: str = "/dev/kmsg") -> str | None:
     return found
 
 
-def write_json(path: Path, value: Any) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+def write_json(path: str, value: Any) -> None:
+    """Write ``json.dumps(value, separators=(",", ":"))`` to ``path``, whole, then rename it
+    into place (no ``json`` import: this runs at start and in the ``os._exit`` hook)."""
+    folder, name = os.path.split(path)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    text = json_text(value)
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(text)
     os.replace(temporary, path)
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    import json  # earlier sessions' files: read by crash_recovery, off the agent's start
+
     try:
-        data = json.loads(path.read_text("utf-8"))
+        with open(path, encoding="utf-8") as f:
+            data = json.loads(f.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def record_start_evidence(folder: Path, pid: int) -> dict[str, Any]:
+def record_start_evidence(folder: str, pid: int) -> dict[str, Any]:
     """Write ``exit-evidence.json`` for this process; returns what it wrote."""
     main = threading.main_thread()
     value: dict[str, Any] = {
@@ -164,15 +177,17 @@ def record_start_evidence(folder: Path, pid: int) -> dict[str, Any]:
     if cgroup is not None:
         path, version = cgroup
         value["cgroup"] = {
-            "path": str(path),
+            "path": path,
             "version": version,
             "oom_kill": oom_kill_count(path, version),
         }
-    write_json(folder / EVIDENCE_NAME, value)
+    write_json(path_join(folder, EVIDENCE_NAME), value)
     return value
 
 
-def write_intent(folder: Path, code: int) -> None:
+def write_intent(folder: str, code: int) -> None:
     """``os._exit(code)`` is being called (plain ``open``/``write``: the process ends next)."""
-    with contextlib.suppress(OSError):
-        write_json(folder / INTENT_NAME, {"os_exit": code})
+    try:
+        write_json(path_join(folder, INTENT_NAME), {"os_exit": code})
+    except OSError:
+        pass

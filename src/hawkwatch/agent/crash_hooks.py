@@ -18,7 +18,6 @@ exception costs nothing.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
@@ -132,8 +131,10 @@ class CrashHooks:
     def _os_exit_wrapper(self, previous: Callable[[int], NoReturn]) -> Callable[[int], NoReturn]:
         def _exit(status: int) -> NoReturn:
             if self.active:
-                with contextlib.suppress(Exception):  # leaving must never fail because of us
+                try:
                     self.sink.on_os_exit(status)
+                except Exception:  # leaving must never fail because of us
+                    pass
             previous(status)
 
         return _exit

@@ -11,7 +11,6 @@ wrapping the loader once per round and running callbacks twice.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -38,8 +37,10 @@ class AfterImport:
         sys.meta_path.insert(0, self)
 
     def uninstall(self) -> None:
-        with contextlib.suppress(ValueError):
+        try:
             sys.meta_path.remove(self)
+        except ValueError:
+            pass
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         callback = self.callbacks.get(name)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from hawkwatch.config import Config
-from hawkwatch.model.plain_records import APP_LAUNCH, PlainRecord
+from hawkwatch.model.plain_records import APP_LAUNCH, PlainRecord, json_text
 from hawkwatch.store import RecordStore, Session
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -179,7 +179,6 @@ def time_key(unix_time: float) -> str:
 
 
 def to_json(value: Any) -> str:
-    """Compact JSON for a record value."""
-    import json  # its first use may be at exit: a short program need not load it
-
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    """Compact JSON for a record value (``json.dumps``'s text: ``plain_records.json_text``, so
+    ``hawkwatch.event`` never imports ``json`` on the caller's thread)."""
+    return json_text(value, ensure_ascii=False, default=str)

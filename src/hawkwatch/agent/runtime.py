@@ -35,8 +35,9 @@ from hawkwatch.model.plain_records import (
     HAWKWATCH_ERROR,
     json_value,
 )
-from hawkwatch.store import RecordStore, Session, _worker, apply_retention, sessions_root
+from hawkwatch.store import RecordStore, Session, _worker
 from hawkwatch.store._process import process_start_time
+from hawkwatch.store.session import remove_old_sessions
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class Agent:
         home = config.home
         is_child = self.parent_session is not None
         self.session = Session.create(
-            root=sessions_root(os.path.join(home, "sessions") if home else None),
+            root=os.path.join(home, "sessions") if home else None,
             app_name=config.app.name,
             app_version=config.app.version,
             start_time=self.launch.process_start or None,
@@ -148,11 +149,11 @@ class Agent:
         self._retention_due = False
         sessions = self.config.sessions
         try:
-            apply_retention(
-                self.session.path.parent,
+            remove_old_sessions(
+                os.path.dirname(self.session.folder),
                 keep=sessions.keep,
                 max_age_days=sessions.max_age_days,
-                protect=[self.session.path],
+                protect=self.session.folder,
             )
         except Exception as exc:
             self.record_error("sessions", "retention", f"{type(exc).__name__}: {exc}")

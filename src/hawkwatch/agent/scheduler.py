@@ -9,13 +9,17 @@ forks.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import threading
 import time
 from collections.abc import Callable
 
 from hawkwatch._lazylog import lazy_logger
+
+try:  # heapq's own C functions, without the rest of heapq
+    from _heapq import heapify, heappop, heappush
+except ImportError:  # pragma: no cover - other Pythons
+    from heapq import heapify, heappop, heappush
 
 log = lazy_logger(__name__)
 
@@ -79,7 +83,7 @@ class Scheduler:
             self._cancelled.discard(id(owner))
             first = jitter(interval_s) if jitter else interval_s
             job = _Job(self._clock() + first, next(self._seq), interval_s, run, owner, jitter)
-            heapq.heappush(self._jobs, job)
+            heappush(self._jobs, job)
             self._cond.notify()
 
     def once(self, run: Callable[[], object], owner: object, delay_s: float = 0.0) -> None:
@@ -87,7 +91,7 @@ class Scheduler:
         with self._cond:
             self._cancelled.discard(id(owner))
             job = _Job(self._clock() + delay_s, next(self._seq), None, run, owner)
-            heapq.heappush(self._jobs, job)
+            heappush(self._jobs, job)
             self._cond.notify()
 
     def cancel(self, owner: object) -> None:
@@ -95,7 +99,7 @@ class Scheduler:
         with self._cond:
             self._cancelled.add(id(owner))
             self._jobs = [job for job in self._jobs if job.owner is not owner]
-            heapq.heapify(self._jobs)
+            heapify(self._jobs)
 
     def start(self) -> None:
         with self._cond:
@@ -131,7 +135,7 @@ class Scheduler:
                 while not self._stopping:
                     now = self._clock()
                     if self._jobs and self._jobs[0].due <= now:
-                        job = heapq.heappop(self._jobs)
+                        job = heappop(self._jobs)
                         break
                     wait = self._jobs[0].due - now if self._jobs else None
                     self._cond.wait(wait)
@@ -149,4 +153,4 @@ class Scheduler:
                 job.due = max(job.due + wait, self._clock())
                 job.seq = next(self._seq)
                 if id(job.owner) not in self._cancelled:
-                    heapq.heappush(self._jobs, job)
+                    heappush(self._jobs, job)

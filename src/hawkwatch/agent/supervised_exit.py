@@ -15,21 +15,22 @@ from __future__ import annotations
 import os
 import time
 
+from hawkwatch.agent.exit_files import (
+    CLASSIFIED_NAME,
+    EVIDENCE_NAME,
+    FAULT_NAME,
+    INTENT_NAME,
+    MAX_SESSIONS_LOOKED_AT,
+)
 from hawkwatch.model import collections as c
 from hawkwatch.model.plain_records import EXIT_STATE, PlainRecord, exit_classification
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import Any, Final
+    from typing import Any
 
     from hawkwatch.analysis.exit_status import Verdict
-
-EVIDENCE_NAME: Final = "exit-evidence.json"
-CLASSIFIED_NAME: Final = "exit-classified"
-FAULT_NAME: Final = "crash-fault.txt"  # faulthandler's dump (crash_recovery reads it)
-INTENT_NAME: Final = "exit-intent.json"  # written by os._exit
-MAX_SESSIONS_LOOKED_AT: Final = 20
 
 
 def write_exit(folder: str | os.PathLike[str], returncode: int) -> bool:
@@ -83,6 +84,19 @@ def finish_sessions(folders: Iterable[str | os.PathLike[str]]) -> int:
                 store.close()
             done += 1
     return done
+
+
+def load_for_exit() -> None:
+    """Import what ``write_exit`` needs for a normal end (the store and its writer's lock, the
+    readers' record type and ``json`` to read the exit records back, the verdicts), so that a
+    supervisor can load it while its program runs: the store itself loads none of these (the
+    agent starts without them)."""
+    import fcntl  # noqa: F401
+    import json  # noqa: F401
+
+    import hawkwatch.analysis.exit_status
+    import hawkwatch.model.record
+    import hawkwatch.store.records  # noqa: F401
 
 
 def _classification(verdict: Verdict, source: str) -> PlainRecord:
@@ -162,13 +176,11 @@ def _plain_exit_state(value: object) -> bool:
 def finish_gone_sessions(root: str, *, before: float) -> int:
     """Classify the gone sessions in ``root`` that started before the Unix time ``before``
     (``hawkwatch run``'s supervisor, while its program runs; call when ``earlier_work``)."""
-    from pathlib import Path
-
     from hawkwatch.agent.crash_evidence import gone_unclassified
     from hawkwatch.model.session_name import format_session_name
 
-    gone = gone_unclassified(Path(root), format_session_name(before))
-    return finish_sessions(session.path for session in gone)
+    gone = gone_unclassified(root, format_session_name(before))
+    return finish_sessions(session.folder for session in gone)
 
 
 def claim_classification(folder: str | os.PathLike[str]) -> bool:

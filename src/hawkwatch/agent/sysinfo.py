@@ -13,9 +13,11 @@ import os
 import resource
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
+from hawkwatch.agent import cgroups
+from hawkwatch.agent.cgroups import Mount, read_text, resolve
 from hawkwatch.model.values import Value
+from hawkwatch.store.files import path_join
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ class ResourceReader(Protocol):
 
 def reader_for_this_process() -> ResourceReader:
     """The cheapest reader this platform supports."""
-    if sys.platform.startswith("linux") and Path("/proc/self/status").exists():
+    if sys.platform.startswith("linux") and os.path.exists("/proc/self/status"):
         return LinuxReader()
     return PsutilReader()
 
@@ -121,14 +123,14 @@ class PsutilReader:
 
 
 class MemoryLimit(Value):
-    """Where "available memory" comes from, and how to compute it."""
+    """Where "available memory" comes from, and how to compute it (cgroup folders as ``str``)."""
 
     __slots__ = ("cgroup_dirs", "cgroup_version", "rlimit_bytes", "source")
 
     def __init__(
         self,
         source: str,
-        cgroup_dirs: tuple[Path, ...] = (),
+        cgroup_dirs: tuple[str, ...] = (),
         cgroup_version: int = 0,
         rlimit_bytes: int | None = None,
     ) -> None:
@@ -141,8 +143,8 @@ class MemoryLimit(Value):
         if self.cgroup_version == 2:
             return _cgroup_v2_available(self.cgroup_dirs)
         if self.cgroup_version == 1:
-            limit = _read_int(self.cgroup_dirs[0] / "memory.limit_in_bytes")
-            usage = _read_int(self.cgroup_dirs[0] / "memory.usage_in_bytes")
+            limit = _read_int(path_join(self.cgroup_dirs[0], "memory.limit_in_bytes"))
+            usage = _read_int(path_join(self.cgroup_dirs[0], "memory.usage_in_bytes"))
             return None if limit is None or usage is None else max(limit - usage, 0)
         if self.rlimit_bytes is not None:
             return max(self.rlimit_bytes - address_space_bytes, 0)
@@ -150,19 +152,19 @@ class MemoryLimit(Value):
 
 
 def find_memory_limit(
-    proc_cgroup: Path = Path("/proc/self/cgroup"),
-    mountinfo: Path = Path("/proc/self/mountinfo"),
+    proc_cgroup: str | os.PathLike[str] = "/proc/self/cgroup",
+    mountinfo: str | os.PathLike[str] = "/proc/self/mountinfo",
 ) -> MemoryLimit:
     """The tightest memory limit source that applies to this process (see module doc)."""
-    memberships = _cgroup_memberships(proc_cgroup)
-    mounts = _cgroup_mounts(mountinfo)
+    memberships = cgroups.memberships(proc_cgroup)
+    mounts = cgroups.mounts(mountinfo)
     if "" in memberships and "cgroup2" in mounts:
         dirs = _v2_limited_dirs(mounts["cgroup2"], memberships[""])
         if dirs:
             return MemoryLimit("cgroup v2 memory.max - memory.current", dirs, 2)
     if "memory" in memberships and "memory" in mounts:
-        folder = _resolve(mounts["memory"], memberships["memory"])
-        limit = _read_int(folder / "memory.limit_in_bytes") if folder else None
+        folder = resolve(mounts["memory"], memberships["memory"])
+        limit = _read_int(path_join(folder, "memory.limit_in_bytes")) if folder else None
         if folder and limit is not None and limit < _UNLIMITED_V1:
             return MemoryLimit("cgroup v1 memory.limit_in_bytes - usage", (folder,), 1)
     soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -175,84 +177,28 @@ def find_memory_limit(
     )
 
 
-def _cgroup_memberships(path: Path) -> dict[str, str]:
-    """Controller → cgroup path; the v2 unified hierarchy is under the key ''."""
-    found: dict[str, str] = {}
-    try:
-        lines = path.read_text().splitlines()
-    except OSError:
-        return found
-    for line in lines:
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        _id, controllers, cgroup_path = parts
-        if not controllers:
-            found[""] = cgroup_path
-        for controller in controllers.split(","):
-            if controller:
-                found[controller] = cgroup_path
-    return found
-
-
-class _Mount(Value):
-    __slots__ = ("point", "root")
-
-    def __init__(self, root: str, point: Path) -> None:
-        self.root = root
-        self.point = point
-
-
-def _cgroup_mounts(path: Path) -> dict[str, _Mount]:
-    """'cgroup2' → its mount, and each v1 controller ('memory') → its mount."""
-    mounts: dict[str, _Mount] = {}
-    try:
-        lines = path.read_text().splitlines()
-    except OSError:
-        return mounts
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(fields) < 5 or len(tail) < 3:
-            continue
-        mount = _Mount(root=fields[3], point=Path(fields[4]))
-        if tail[0] == "cgroup2":
-            mounts.setdefault("cgroup2", mount)
-        elif tail[0] == "cgroup":
-            for option in tail[2].split(","):
-                mounts.setdefault(option, mount)
-    return mounts
-
-
-def _resolve(mount: _Mount, cgroup_path: str) -> Path | None:
-    relative = os.path.relpath(cgroup_path, mount.root) if mount.root != "/" else cgroup_path
-    candidate = mount.point / relative.lstrip("/") if not relative.startswith("..") else None
-    if candidate is not None and candidate.is_dir():
-        return candidate
-    return mount.point if mount.point.is_dir() else None  # a namespaced root shows its own cgroup
-
-
-def _v2_limited_dirs(mount: _Mount, cgroup_path: str) -> tuple[Path, ...]:
-    folder = _resolve(mount, cgroup_path)
-    limited: list[Path] = []
+def _v2_limited_dirs(mount: Mount, cgroup_path: str) -> tuple[str, ...]:
+    folder = resolve(mount, cgroup_path)
+    limited: list[str] = []
     while folder is not None:
         try:
-            text = (folder / "memory.max").read_text().strip()
+            text = read_text(path_join(folder, "memory.max")).strip()
         except OSError:
             text = "max"
         if text != "max":
             limited.append(folder)
-        if folder in (mount.point, folder.parent):
+        parent = os.path.dirname(folder) or "."  # Path.parent of a path_text
+        if folder in (mount.point, parent):
             break
-        folder = folder.parent
+        folder = parent
     return tuple(limited)
 
 
-def _cgroup_v2_available(dirs: tuple[Path, ...]) -> int | None:
+def _cgroup_v2_available(dirs: tuple[str, ...]) -> int | None:
     best: int | None = None
     for folder in dirs:
-        limit = _read_int(folder / "memory.max")
-        usage = _read_int(folder / "memory.current")
+        limit = _read_int(path_join(folder, "memory.max"))
+        usage = _read_int(path_join(folder, "memory.current"))
         if limit is None or usage is None:
             continue
         room = max(limit - usage, 0)
@@ -294,9 +240,9 @@ def _status_fields() -> dict[str, int]:
     return fields
 
 
-def _read_int(path: Path) -> int | None:
+def _read_int(path: str) -> int | None:
     try:
-        return int(path.read_text().strip())
+        return int(read_text(path).strip())
     except (OSError, ValueError):
         return None
 

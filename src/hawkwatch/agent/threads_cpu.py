@@ -18,7 +18,6 @@ are left out, never an error.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import threading
@@ -154,8 +153,10 @@ class ThreadCpuReader:
     def forget(self, native_id: int) -> None:
         fd = self._fds.pop(native_id, None)
         if fd is not None:
-            with contextlib.suppress(OSError):
+            try:
                 os.close(fd)
+            except OSError:
+                pass
 
     def forget_all_but(self, alive: set[int]) -> None:
         for native_id in [n for n in self._fds if n not in alive]:

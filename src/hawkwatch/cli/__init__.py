@@ -7,7 +7,6 @@ parses and checks its arguments, calls one library function and hands the result
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from types import ModuleType
@@ -54,7 +53,10 @@ def _chosen_command(argv: list[str] | None) -> str | None:
 
 
 def _load(module_name: str) -> ModuleType:
-    return importlib.import_module(module_name)
+    """``importlib.import_module`` without importing ``importlib`` (and its ``warnings``): the
+    supervisor of ``hawkwatch run`` loads only what spawning needs."""
+    __import__(module_name)
+    return sys.modules[module_name]
 
 
 def __getattr__(name: str) -> Any:

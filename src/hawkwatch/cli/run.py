@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 
 from hawkwatch.config import parse_options
@@ -98,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         options["app.version"] = args.app_version
     outcome = run_program(command, module, options, children=args.children)
     if sys.stderr is not None:  # None when stderr was closed: never fall back to stdout
-        with contextlib.suppress(OSError, ValueError):
+        try:
             print(outcome_message(outcome), file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # closed meanwhile: the exit status still tells
+            pass
     return exit_like(outcome)

@@ -6,7 +6,7 @@ this package (``collections``, ``records``, ``stack``), does not import the othe
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -30,10 +30,18 @@ _HOMES = {
 
 def __getattr__(name: str) -> Any:
     if name == "collections":
-        return importlib.import_module(f"{__name__}.collections")
+        return _submodule("collections")
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    value = getattr(_submodule(home), name)
     globals()[name] = value
     return value
+
+
+def _submodule(name: str) -> Any:
+    """``importlib.import_module`` of a module of this package, without importing ``importlib``
+    (the agent's start does not load it)."""
+    full = f"{__name__}.{name}"
+    __import__(full)
+    return sys.modules[full]

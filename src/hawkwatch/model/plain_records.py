@@ -1,4 +1,5 @@
-"""The records an agent writes at start and exit, encoded with the standard library alone.
+"""The records and JSON files an agent writes at start and exit, encoded with the standard
+library alone.
 
 A short program (``hawkwatch run -- python -c pass``) writes only ``launch-time``,
 ``custom-time-event``, ``app-launch``, ``exit-state``, ``hawkwatch-error`` and the sampled
@@ -8,22 +9,33 @@ records write (JSON as ``msgspec.json`` encodes it: field order, ``None`` defaul
 float and string forms). The typed model stays the one definition: ``tests/model/
 test_plain_records.py`` checks every field list here against ``msgspec.structs.fields`` of its
 type and the bytes against msgspec's over generated values. Readers decode with the typed model.
+
+The JSON files of a session the agent writes at start or from a hook (``session.json``,
+``exit-evidence.json``, ``exit-intent.json``, the stall monitor's markers) and the text of
+``hawkwatch.event``'s extra come from ``json_text``, which writes what ``json.dumps`` writes
+without importing ``json``: its decoder imports ``re`` (and ``re``, ``enum``), some 10 M
+instructions no start needs. The same test checks it against ``json.dumps`` over generated
+values.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from hawkwatch.model import collections as c
 
-try:  # CPython's C string encoder, what ``json`` itself uses (no ``re`` import)
+try:  # CPython's C string encoders, what ``json`` itself uses (no ``re`` import)
     from _json import encode_basestring as _quote
+    from _json import encode_basestring_ascii as _quote_ascii
 except ImportError:  # pragma: no cover - other Pythons
     from json.encoder import py_encode_basestring as _quote
+    from json.encoder import py_encode_basestring_ascii as _quote_ascii
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def json_float(number: float) -> str:
@@ -59,6 +71,193 @@ def json_value(value: object) -> str:
     if isinstance(value, int):
         return int.__repr__(value)
     raise TypeError(f"no plain JSON encoding for {type(value).__name__}")
+
+
+def json_text(
+    value: object,
+    *,
+    indent: int | None = None,
+    ensure_ascii: bool = True,
+    default: Callable[[Any], Any] | None = None,
+) -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=ensure_ascii, default=default)``, with
+    the separators ``(",", ":")`` when ``indent`` is None, without importing ``json``.
+
+    The same text, and the same errors: ``TypeError`` for a value ``json`` cannot encode (and
+    ``default`` does not turn into one) or a key that is not a string, number, bool or None,
+    ``ValueError`` for a circular reference.
+    """
+    parts: list[str] = []
+    _Encoder(_quote_ascii if ensure_ascii else _quote, indent, default, parts).value(value, 0)
+    return "".join(parts)
+
+
+def json_round_trip(value: object, *, default: Callable[[Any], Any] | None = None) -> Any:
+    """What ``json.loads(json_text(value, default=default))`` gives, built without the text:
+    tuples become lists, keys strings, ``default``'s stand-ins their JSON values.
+
+    ``ValueError`` (rather than a wrong answer) for a string holding a UTF-16 surrogate pair,
+    which the round trip through ``\\u`` escapes would join into one character; and for
+    whatever ``json_text`` refuses.
+    """
+    return _copy(value, default, {})
+
+
+def _json_float(number: float) -> str:
+    """A float as ``json`` writes it (``repr``; ``NaN``, ``Infinity``, ``-Infinity``)."""
+    if math.isfinite(number):
+        return float.__repr__(number)
+    if math.isnan(number):
+        return "NaN"
+    return "Infinity" if number > 0 else "-Infinity"
+
+
+def _json_key(key: object) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, float):
+        return _json_float(key)
+    if key is True:
+        return "true"
+    if key is False:
+        return "false"
+    if key is None:
+        return "null"
+    if isinstance(key, int):
+        return int.__repr__(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+
+
+class _Encoder:
+    """``json.encoder._make_iterencode``'s walk, appending to ``parts``."""
+
+    __slots__ = ("default", "indent", "key_separator", "markers", "parts", "quote")
+
+    def __init__(
+        self,
+        quote: Callable[[str], str],
+        indent: int | None,
+        default: Callable[[Any], Any] | None,
+        parts: list[str],
+    ) -> None:
+        self.quote = quote
+        self.indent = None if indent is None else " " * indent
+        self.key_separator = ":" if indent is None else ": "
+        self.default = default
+        self.markers: dict[int, object] = {}
+        self.parts = parts
+
+    def value(self, value: object, level: int) -> None:
+        parts = self.parts
+        if isinstance(value, str):
+            parts.append(self.quote(value))
+        elif value is None:
+            parts.append("null")
+        elif value is True:
+            parts.append("true")
+        elif value is False:
+            parts.append("false")
+        elif isinstance(value, int):
+            parts.append(int.__repr__(value))  # IntEnum and other subclasses: the number
+        elif isinstance(value, float):
+            parts.append(_json_float(value))
+        elif isinstance(value, list | tuple):
+            self.sequence(value, level)
+        elif isinstance(value, dict):
+            self.mapping(value, level)
+        else:
+            marker = self.enter(value)
+            if self.default is None:
+                raise TypeError(_not_serializable(value))
+            self.value(self.default(value), level)
+            del self.markers[marker]
+
+    def enter(self, container: object) -> int:
+        marker = id(container)
+        if marker in self.markers:
+            raise ValueError("Circular reference detected")
+        self.markers[marker] = container
+        return marker
+
+    def sequence(self, items: list[Any] | tuple[Any, ...], level: int) -> None:
+        parts = self.parts
+        if not items:
+            parts.append("[]")
+            return
+        marker = self.enter(items)
+        separator, closing = self.separators(level)
+        parts.append("[")
+        for index, item in enumerate(items):
+            parts.append(separator if index else separator[1:])
+            self.value(item, level + 1)
+        parts.append(closing + "]")
+        del self.markers[marker]
+
+    def mapping(self, items: dict[Any, Any], level: int) -> None:
+        parts = self.parts
+        if not items:
+            parts.append("{}")
+            return
+        marker = self.enter(items)
+        separator, closing = self.separators(level)
+        parts.append("{")
+        first = True
+        for key, item in items.items():
+            parts.append(separator[1:] if first else separator)
+            first = False
+            parts.append(self.quote(_json_key(key)))
+            parts.append(self.key_separator)
+            self.value(item, level + 1)
+        parts.append(closing + "}")
+        del self.markers[marker]
+
+    def separators(self, level: int) -> tuple[str, str]:
+        """Between items (the first without the comma), and before the closing bracket."""
+        if self.indent is None:
+            return ",", ""
+        return ",\n" + self.indent * (level + 1), "\n" + self.indent * level
+
+
+def _copy(value: object, default: Callable[[Any], Any] | None, markers: dict[int, object]) -> Any:
+    if isinstance(value, str):
+        text = str.__str__(value)
+        if not text.isascii() and _has_surrogate_pair(text):
+            raise ValueError("a UTF-16 surrogate pair does not survive a JSON round trip")
+        return text
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    marker = id(value)
+    if marker in markers:
+        raise ValueError("Circular reference detected")
+    markers[marker] = value
+    copied: Any
+    if isinstance(value, list | tuple):
+        copied = [_copy(item, default, markers) for item in value]
+    elif isinstance(value, dict):
+        copied = {}
+        for key, item in value.items():
+            copied[_copy(_json_key(key), None, markers)] = _copy(item, default, markers)
+    elif default is None:
+        raise TypeError(_not_serializable(value))
+    else:
+        copied = _copy(default(value), default, markers)
+    del markers[marker]
+    return copied
+
+
+def _has_surrogate_pair(text: str) -> bool:
+    return any(
+        "\ud800" <= high <= "\udbff" and "\udc00" <= low <= "\udfff"
+        for high, low in itertools.pairwise(text)
+    )
+
+
+def _not_serializable(value: object) -> str:
+    return f"Object of type {value.__class__.__name__} is not JSON serializable"
 
 
 #: The agent's exit reason (``exit-state``) when the program replaced itself with ``os.exec*``.

@@ -6,24 +6,24 @@ full filesystem must fail here, not kill the process with SIGBUS when a page is 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import mmap
 import os
 import stat
-from pathlib import Path
 
 from hawkwatch.errors import StoreError
 
 
-def open_regular(path: Path, flags: int) -> int:
+def open_regular(path: str | os.PathLike[str], flags: int) -> int:
     """Open a regular file for writing; ``StoreError`` naming ``path`` for anything else.
 
     ``O_NONBLOCK`` keeps a FIFO planted at ``path`` from blocking the open forever.
     """
-    with contextlib.suppress(OSError):
+    try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise StoreError(f"{path}: not a regular file")
+    except OSError:
+        pass
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError as exc:
@@ -38,7 +38,7 @@ def open_regular(path: Path, flags: int) -> int:
     return fd
 
 
-def map_buffer(path: Path, size: int) -> mmap.mmap:
+def map_buffer(path: str | os.PathLike[str], size: int) -> mmap.mmap:
     fd = open_regular(path, os.O_RDWR | os.O_CREAT)
     try:
         if os.fstat(fd).st_size != size:
@@ -51,7 +51,7 @@ def map_buffer(path: Path, size: int) -> mmap.mmap:
         os.close(fd)
 
 
-def _reserve_blocks(fd: int, path: Path, size: int) -> None:
+def _reserve_blocks(fd: int, path: str | os.PathLike[str], size: int) -> None:
     """Make the filesystem back every page of the buffer now.
 
     A sparse file (``ftruncate`` alone) maps fine, but touching a page the filesystem then
@@ -76,7 +76,7 @@ def _reserve_blocks(fd: int, path: Path, size: int) -> None:
         raise _no_room(path, size, exc) from exc
 
 
-def _no_room(path: Path, size: int, exc: OSError) -> StoreError:
+def _no_room(path: str | os.PathLike[str], size: int, exc: OSError) -> StoreError:
     return StoreError(
         f"{path}: cannot reserve the {size // 1024} KB buffer ({exc.strerror}); not recording"
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 
 from hawkwatch.errors import StoreError
 
@@ -54,7 +53,7 @@ def read_regular_text(path: str | os.PathLike[str], limit: int = SMALL_FILE_BYTE
     return read_regular(path, limit).decode("utf-8")
 
 
-def lock_for_writing(folder: Path) -> int | None:
+def lock_for_writing(folder: str) -> int | None:
     """Take the session's writer lock (``flock`` on ``records.lock``); the descriptor to keep
     open while writing, or None where the file system cannot lock.
 
@@ -64,9 +63,11 @@ def lock_for_writing(folder: Path) -> int | None:
     import fcntl
 
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         fd = os.open(
-            folder / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644
+            os.path.join(folder, LOCK_NAME),
+            os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+            0o644,
         )
     except OSError as exc:
         raise StoreError(f"{folder}: cannot open {LOCK_NAME}: {exc.strerror}") from exc

@@ -14,12 +14,16 @@ the parent's appenders detached.
 from __future__ import annotations
 
 import os
-import queue
 import threading
-import weakref
+from _weakrefset import WeakSet  # weakref.WeakSet itself, without the rest of weakref
 from collections.abc import Callable
 
 from hawkwatch._lazylog import lazy_logger
+
+try:  # queue.SimpleQueue and queue.Empty themselves, without the rest of queue
+    from _queue import Empty, SimpleQueue
+except ImportError:  # pragma: no cover - other Pythons
+    from queue import Empty, SimpleQueue
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -39,8 +43,8 @@ _Request = tuple[str, "AppenderFile | None", object]
 
 class _Worker:
     def __init__(self) -> None:
-        self.queue: queue.SimpleQueue[_Request] = queue.SimpleQueue()
-        self.appenders: weakref.WeakSet[AppenderFile] = weakref.WeakSet()
+        self.queue: SimpleQueue[_Request] = SimpleQueue()
+        self.appenders: WeakSet[AppenderFile] = WeakSet()
         self.thread: threading.Thread | None = None
         self.start_lock = threading.Lock()
         self.stopping = False
@@ -87,7 +91,7 @@ class _Worker:
         while True:
             try:
                 request = self.queue.get_nowait()
-            except queue.Empty:
+            except Empty:
                 break
             action, appender, payload = request
             if action == "append" and appender is not None and isinstance(payload, bytes):
@@ -124,7 +128,7 @@ class _Worker:
                 return
             try:
                 action, appender, payload = self.queue.get(timeout=FLUSH_INTERVAL_S)
-            except queue.Empty:
+            except Empty:
                 for each in list(self.appenders):
                     _guarded(each.flush)
                 continue

@@ -33,26 +33,26 @@ then ``drop_notice`` may append one line saying how many were lost.
 
 from __future__ import annotations
 
-import contextlib
 import mmap
 import os
-import struct
 import threading
 import time
 import zlib
+from _struct import Struct  # struct.Struct, without the struct module
 from collections.abc import Callable
-from pathlib import Path
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.errors import StoreError
-from hawkwatch.model import Skipped
 from hawkwatch.store import _worker
 from hawkwatch.store._buffer_file import map_buffer, open_regular
-from hawkwatch.store.files import read_regular
+from hawkwatch.store.files import path_join, path_text, read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Final, NamedTuple
+
+    from hawkwatch.model.record import Skipped
 else:
     from hawkwatch._runtime_typing import NamedTuple
 
@@ -69,7 +69,7 @@ MAX_LINE_BYTES: Final = 16_254
 OVERFLOW_NOTICE_PREFIX: Final = b"[F]["
 """MTAppenderFile replaces a line it drops with a notice starting with these bytes."""
 
-_JOURNAL = struct.Struct("<8sQII")  # magic, .mtlog offset, block length, _block_digest
+_JOURNAL = Struct("<8sQII")  # magic, .mtlog offset, block length, _block_digest
 _JOURNAL_MAGIC: Final = b"hwflush1"
 JOURNAL_OFFSET: Final = BUFFER_SIZE - _JOURNAL.size
 _CAPACITY: Final = JOURNAL_OFFSET - len(END_MARKER)  # longest data hawkwatch keeps in the buffer
@@ -128,10 +128,10 @@ class AppenderFile:
     """
 
     def __init__(self, folder: str | os.PathLike[str], name: str) -> None:
-        self.folder = Path(folder)
+        self._folder = path_text(folder)  # str paths: no pathlib at the agent's start
         self.name = name
-        self.mmap_path = self.folder / f"{name}.mmap2"
-        self.log_path = self.folder / f"{name}.mtlog"
+        self._mmap_file = path_join(self._folder, f"{name}.mmap2")
+        self._log_file = path_join(self._folder, f"{name}.mtlog")
         self._lock = threading.Lock()  # guards the buffer: held briefly by every append
         self._flush_lock = threading.Lock()  # one flush at a time; taken before _lock, never after
         self._flushing_thread: int | None = None
@@ -148,13 +148,13 @@ class AppenderFile:
         self._retry_at = 0.0
         self._warned = False
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self.is_new = not self.log_path.exists() and not _holds_data(self.mmap_path)
+            os.makedirs(self._folder, exist_ok=True)
+            self.is_new = not os.path.exists(self._log_file) and not _holds_data(self._mmap_file)
         except OSError as exc:
-            raise StoreError(f"{self.folder}: cannot open the appender: {exc.strerror}") from exc
-        self._log_fd = open_regular(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            raise StoreError(f"{self._folder}: cannot open the appender: {exc.strerror}") from exc
+        self._log_fd = open_regular(self._log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
-            self._map = map_buffer(self.mmap_path, BUFFER_SIZE)
+            self._map = map_buffer(self._mmap_file, BUFFER_SIZE)
         except BaseException:
             os.close(self._log_fd)
             raise
@@ -165,6 +165,24 @@ class AppenderFile:
             os.close(self._log_fd)
             raise
         _worker.register(self)
+
+    @property
+    def folder(self) -> Path:
+        from pathlib import Path  # readers' view; the writer works with str paths
+
+        return Path(self._folder)
+
+    @property
+    def mmap_path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._mmap_file)
+
+    @property
+    def log_path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._log_file)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -225,7 +243,7 @@ class AppenderFile:
                 _worker.request_flush(self)
         except ValueError:
             if self._closed:
-                raise StoreError(f"{self.mmap_path}: the appender is closed") from None
+                raise StoreError(f"{self._mmap_file}: the appender is closed") from None
             raise
         finally:
             lock.release()
@@ -322,8 +340,10 @@ class AppenderFile:
         except OSError:
             # The lines stay in the buffer (a later flush or the next open retries them); what
             # part of them reached .mtlog is cut off again so that nothing is written twice.
-            with contextlib.suppress(OSError):
+            try:
                 os.ftruncate(self._log_fd, offset)
+            except OSError:
+                pass
             raise
 
     def _drop(self, size: int) -> None:
@@ -344,7 +364,7 @@ class AppenderFile:
             log.warning(
                 "hawkwatch: %s: cannot write (%s); recording paused, lines that do not fit in "
                 "the buffer are dropped and counted until space returns",
-                self.log_path,
+                self._log_file,
                 self.write_failure,
             )
 
@@ -355,12 +375,16 @@ class AppenderFile:
         if not dropped.lines:
             return
         log.info(
-            "hawkwatch: %s: writable again; %d lines had been dropped", self.log_path, dropped.lines
+            "hawkwatch: %s: writable again; %d lines had been dropped",
+            self._log_file,
+            dropped.lines,
         )
         notice = self.drop_notice(dropped) if self.drop_notice is not None else None
         if notice is not None:
-            with contextlib.suppress(ValueError, StoreError):
+            try:
                 self.append_encoded(notice)
+            except (ValueError, StoreError):
+                pass
 
     def close(self) -> None:
         """Flush, zero the buffer (as MTAppenderFile does) and release the files. Idempotent."""
@@ -375,13 +399,13 @@ class AppenderFile:
                 log.warning(
                     "hawkwatch: %s: %d lines (%d bytes) were dropped since %s: %s; the %d bytes "
                     "still buffered are kept in %s",
-                    self.log_path,
+                    self._log_file,
                     self.dropped.lines,
                     self.dropped.bytes,
                     time.strftime("%H:%M:%S", time.localtime(self.dropped.since)),
                     self.dropped.reason,
                     self._length,
-                    self.mmap_path.name,
+                    os.path.basename(self._mmap_file),
                 )
             try:
                 if is_owner and self._length == 0:
@@ -408,7 +432,7 @@ class AppenderFile:
         """Read every line written so far: ``.mtlog`` first, then the buffer (chronological)."""
         from hawkwatch.store.appender_read import read_appender
 
-        return read_appender(self.folder, self.name)
+        return read_appender(self._folder, self.name)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -434,13 +458,13 @@ class AppenderFile:
                 # A move or flush of this very block was under way: drop what it wrote.
                 os.ftruncate(self._log_fd, keep)
                 offset = keep
-            if offset and not _log_ends_with_newline(self.log_path):
+            if offset and not _log_ends_with_newline(self._log_file):
                 data = b"\n" + data  # keep a torn last line from swallowing the first one
             _write_all(self._log_fd, data)
         except OSError as exc:
-            raise StoreError(f"{self.log_path}: cannot recover unflushed data: {exc}") from exc
+            raise StoreError(f"{self._log_file}: cannot recover unflushed data: {exc}") from exc
         log.info(
-            "%s: recovered %d unflushed bytes from a previous process", self.mmap_path, len(block)
+            "%s: recovered %d unflushed bytes from a previous process", self._mmap_file, len(block)
         )
         buf[0] = 0
         _clear_stale(buf)
@@ -518,14 +542,14 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         written += os.write(fd, data[written:])
 
 
-def _holds_data(path: Path) -> bool:
+def _holds_data(path: str) -> bool:
     try:
         return read_regular(path, 1) not in (b"", b"\x00")
     except StoreError:
         return False
 
 
-def _log_ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as f:
+def _log_ends_with_newline(path: str) -> bool:
+    with open(path, "rb") as f:
         f.seek(-1, os.SEEK_END)
         return f.read(1) == b"\n"

@@ -6,9 +6,7 @@ The byte layout is in ``appender.py``; this is the reader every command and repo
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from hawkwatch.model import Skipped
 from hawkwatch.store.appender import (
     BUFFER_SIZE,
     END_MARKER,
@@ -18,11 +16,13 @@ from hawkwatch.store.appender import (
     _journaled_offset,
     _valid_prefix,
 )
-from hawkwatch.store.files import read_regular
+from hawkwatch.store.files import path_join, path_text, read_regular
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
+
+    from hawkwatch.model.record import Skipped
 
 MAX_LOG_BYTES: Final = 256 << 20
 """Largest ``.mtlog`` a reader loads (256 MiB, some four million records, about 2 GB of
@@ -37,8 +37,8 @@ def read_appender(folder: str | os.PathLike[str], name: str) -> AppenderContent:
     exists but cannot be read (permissions, a directory, a FIFO, over ``MAX_LOG_BYTES``) is a
     ``StoreError`` naming it, never an empty result.
     """
-    folder = Path(folder)
-    mmap_path, log_path = folder / f"{name}.mmap2", folder / f"{name}.mtlog"
+    folder = path_text(folder)  # str paths: the store loads at the agent's start, pathlib not
+    mmap_path, log_path = path_join(folder, f"{name}.mmap2"), path_join(folder, f"{name}.mtlog")
     for _attempt in range(5):
         size_before = _size(log_path)
         journal = _read_bytes(mmap_path)[JOURNAL_OFFSET:BUFFER_SIZE]
@@ -64,6 +64,8 @@ def _with_journal(buffer: bytes, journal: bytes) -> bytes:
 
 def parse_appender(log_data: bytes, buffer: bytes) -> AppenderContent:
     """Split the contents of ``.mtlog`` and ``.mmap2`` into lines (pure; see ``read_appender``)."""
+    from hawkwatch.model.record import Skipped  # readers' type: not loaded at the agent's start
+
     data = log_data
     hidden = 0
     if buffer[:1] not in (b"", b"\x00"):
@@ -107,6 +109,8 @@ def _lines_behind_a_stray_nul(buffer: bytes, end: int) -> int:
 
 
 def _split_lines(data: bytes) -> AppenderContent:
+    from hawkwatch.model.record import Skipped
+
     lines: list[bytes] = []
     skipped: list[Skipped] = []
     parts = data.split(b"\n")
@@ -127,12 +131,12 @@ def _split_lines(data: bytes) -> AppenderContent:
     return AppenderContent(lines, skipped)
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0
 
 
-def _read_bytes(path: Path, limit: int = MAX_LOG_BYTES) -> bytes:
+def _read_bytes(path: str, limit: int = MAX_LOG_BYTES) -> bytes:
     return read_regular(path, limit, too_big="too large to read")

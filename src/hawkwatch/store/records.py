@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
-from hawkwatch.model import Record, Skipped, plain_records
+from hawkwatch.model import plain_records
 from hawkwatch.store import _worker
 from hawkwatch.store._files import lock_for_writing
 from hawkwatch.store._process import process_start_time
@@ -33,11 +31,15 @@ from hawkwatch.store.appender import (
     Dropped,
 )
 from hawkwatch.store.appender_read import read_appender
+from hawkwatch.store.files import path_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import re
+    from pathlib import Path
     from typing import Any, Final, Protocol
 
+    from hawkwatch.model.record import Record, Skipped
     from hawkwatch.model.records import JsonRecord
 
     class WritableRecord(Protocol):
@@ -56,9 +58,7 @@ RECORDS_NAME: Final = "records"
 HEADER: Final = "collection,key,value"
 ESCAPE_PREFIX: Final = "\x1f"  # not printable, so the fast path needs no extra check
 
-_BREAKS = "\n\r\x00\x85\u2028\u2029"
-_FORBIDDEN_IN_NAME = re.compile(f"[,{_BREAKS}]")
-_NEEDS_ESCAPE = re.compile(f"[{_BREAKS}]")
+_BREAKS = "\n\r\x00\x85\u2028\u2029"  # what escaping replaces, NUL among them
 _ESCAPES = {
     "\\": "\\\\",
     "\n": "\\n",
@@ -83,7 +83,9 @@ _UNESCAPE = {v: k for k, v in _ESCAPES.items()}
 @functools.cache
 def _unescape_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """An escape sequence, and one hawkwatch never writes: compiled at the first escaped value
-    read, not at every agent start."""
+    read, not at every agent start (nor is ``re`` imported then)."""
+    import re
+
     return (
         re.compile(r"\\(?:\\|n|r|0|x85|u2028|u2029)"),
         re.compile(r"\\(?!\\|n|r|0|x85|u2028|u2029)"),
@@ -92,7 +94,7 @@ def _unescape_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 def escape_value(value: str) -> str:
     """The on-disk form of ``value`` (identity unless it holds a line break or the prefix)."""
-    if _NEEDS_ESCAPE.search(value) is None and not value.startswith(ESCAPE_PREFIX):
+    if not _has_break(value) and not value.startswith(ESCAPE_PREFIX):
         return value
     return ESCAPE_PREFIX + value.translate(_ESCAPE_TABLE)
 
@@ -164,10 +166,15 @@ def _check_name(field: str, text: str) -> None:
         return
     if not text:
         raise ValueError(f"{field} is empty")
-    if _FORBIDDEN_IN_NAME.search(text):
+    if "," in text or _has_break(text):
         raise ValueError(
             f"{field} {text!r} contains a comma or a line break, which records cannot hold"
         )
+
+
+def _has_break(text: str) -> bool:
+    """Whether ``text`` holds a line break or NUL (``_BREAKS``; no ``re`` at the agent's start)."""
+    return any(character in text for character in _BREAKS)
 
 
 class RecordsRead:
@@ -198,6 +205,8 @@ class RecordsRead:
 
 def parse_records(lines: Iterable[bytes], skipped: list[Skipped] | None = None) -> RecordsRead:
     """Turn appender lines into records, skipping header lines and anything malformed."""
+    from hawkwatch.model.record import Record, Skipped  # readers' types: not at the agent's start
+
     records: list[Record] = []
     skipped = list(skipped or [])
     for number, raw in enumerate(lines, start=1):
@@ -250,11 +259,11 @@ class RecordStore:
     """
 
     def __init__(self, folder: str | os.PathLike[str], *, launch_time: float | None = None) -> None:
-        self.folder = Path(folder)
+        self._folder = path_text(folder)  # str paths: no pathlib at the agent's start
         self._pid = os.getpid()
-        self._lock_fd = _worker.hold_lock(lock_for_writing(self.folder))  # one writer per folder
+        self._lock_fd = _worker.hold_lock(lock_for_writing(self._folder))  # one writer per folder
         try:
-            self._appender = AppenderFile(self.folder, RECORDS_NAME)
+            self._appender = AppenderFile(self._folder, RECORDS_NAME)
         except BaseException:
             _worker.release_lock(self._lock_fd)
             raise
@@ -264,6 +273,12 @@ class RecordStore:
             started = launch_time if launch_time is not None else process_start_time()
             self._appender.append_encoded(HEADER.encode() + b"\n" + END_MARKER)
             self._appender.append_encoded(encode_typed(plain_records.launch_time(started)))
+
+    @property
+    def folder(self) -> Path:
+        from pathlib import Path  # readers' view; the writer works with str paths
+
+        return Path(self._folder)
 
     @property
     def dropped(self) -> Dropped:
@@ -407,7 +422,7 @@ class RecordStore:
     def read(self, collection: str | None = None) -> RecordsRead:
         """Every record written to this folder so far (queued ``store_async`` records included)."""
         _worker.drain()
-        return read_records(self.folder, collection)
+        return read_records(self._folder, collection)
 
     def pages(
         self, page_size: int = 100, collection: str | None = None, descending: bool = False

@@ -14,27 +14,26 @@ session whose process is still alive is never removed.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 import sys
 import threading
 import time
 from collections.abc import Iterable
-from pathlib import Path
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch._version import __version__
 from hawkwatch.errors import NotASessionError, StoreError
-from hawkwatch.home import hawkwatch_home
+from hawkwatch.home import home_folder
+from hawkwatch.model.plain_records import json_round_trip, json_text
 from hawkwatch.model.session_name import format_session_name
 from hawkwatch.store._process import is_same_process_alive, process_start_time
-from hawkwatch.store.files import read_regular
+from hawkwatch.store.files import path_join, path_name, path_text, read_regular
 from hawkwatch.store.records import RECORDS_NAME, RecordsRead, RecordStore, read_records
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Final
 
 log = lazy_logger(__name__)
@@ -51,23 +50,54 @@ MAX_START_TIME: Final = 32_503_680_000.0
 """Start times from year 3000 on are not believed (``session.json`` damaged or forged)."""
 
 _IMPLEMENTATIONS: Final = {"cpython": "CPython", "pypy": "PyPy"}
-_NAME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)_(\d\d)[-:](\d\d)[-:](\d\d)\+(\d{3})$")
 _STORE_FILES: Final = (f"{RECORDS_NAME}.mtlog", f"{RECORDS_NAME}.mmap2", METADATA_NAME)
+_SEPARATORS: Final = {4: "-", 7: "-", 10: "_", 13: "-:", 16: "-:", 19: "+"}
+_FIELDS: Final = ((0, 4), (5, 7), (8, 10), (11, 13), (14, 16), (17, 19), (20, 23))
 
 
 def sessions_root(root: str | os.PathLike[str] | None = None) -> Path:
     """The folder holding session folders: ``root``, else ``$HAWKWATCH_HOME/sessions``."""
-    if root is not None:
-        return Path(root).expanduser()
-    return hawkwatch_home() / "sessions"
+    from pathlib import Path  # readers' view; the agent's start takes sessions_folder
+
+    return Path(sessions_folder(root))
+
+
+def sessions_folder(root: str | os.PathLike[str] | None = None) -> str:
+    """``sessions_root`` as a ``str``, found with ``os.path`` alone (the agent's start)."""
+    if root is None:
+        return path_join(home_folder(), "sessions")
+    text = path_text(root)
+    if text.startswith("~"):  # Path.expanduser: the first part, and an error if it stays
+        head, slash, rest = text.partition("/")
+        home = os.path.expanduser(head)
+        if home.startswith("~"):
+            raise RuntimeError("Could not determine home directory.")
+        text = path_text(home + slash + rest)
+    return text
+
+
+def _name_fields(name: str) -> tuple[int, ...] | None:
+    r"""The numbers of a session name, found without ``re``: what
+    ``^(\d{4})-(\d\d)-(\d\d)_(\d\d)[-:](\d\d)[-:](\d\d)\+(\d{3})$`` matches, as ``re`` reads
+    it (any Unicode decimal digit; ``$`` also before a final newline). Tested against it."""
+    text = name[:-1] if name.endswith("\n") else name
+    if len(text) != 23:
+        return None
+    for index, allowed in _SEPARATORS.items():
+        if text[index] not in allowed:
+            return None
+    fields = [text[start:end] for start, end in _FIELDS]
+    if not all(field.isdecimal() for field in fields):
+        return None
+    return tuple(int(field) for field in fields)
 
 
 def parse_session_name(name: str) -> float | None:
     """The Unix time a session name stands for, or None if it is not a session name."""
-    match = _NAME.match(name)
-    if match is None:
+    fields = _name_fields(name)
+    if fields is None:
         return None
-    year, month, day, hour, minute, second, millis = (int(g) for g in match.groups())
+    year, month, day, hour, minute, second, millis = fields
     try:
         seconds = time.mktime((year, month, day, hour, minute, second, 0, 0, -1))
     except (OverflowError, ValueError):
@@ -76,16 +106,36 @@ def parse_session_name(name: str) -> float | None:
 
 
 class Session:
-    """One session folder: hawkwatch's own, or an MTHawkeye folder from iOS."""
+    """One session folder: hawkwatch's own, or an MTHawkeye folder from iOS.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.name = path.name
+    ``path`` is the folder as a ``Path``, made at its first use; the agent works with
+    ``folder``, the same path as a ``str`` (its start does not import ``pathlib``). The
+    ``session.json`` this object last wrote is kept, so reading it back (``metadata``,
+    ``update_metadata``) needs no ``json`` while the file on disk is still that one (same
+    inode, size and modification time); a file anyone else wrote is read from disk.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.folder = path_text(path)
+        self.name = path_name(self.folder)
+        self._path: Path | None = None
         self._metadata_lock = threading.Lock()  # per object: a forked child makes its own
+        self._written: tuple[tuple[int, int, int, int], dict[str, Any]] | None = None
+
+    @property
+    def path(self) -> Path:
+        path = self._path
+        if path is None:
+            from pathlib import Path
+
+            path = self._path = Path(self.folder)
+        return path
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
         """Open an existing session folder; ``NotASessionError`` when ``path`` is not one."""
+        from pathlib import Path
+
         folder = Path(path).expanduser()
         if not folder.is_dir():
             raise NotASessionError(f"{folder}: no such session folder")
@@ -111,10 +161,10 @@ class Session:
     ) -> Session:
         """Create the folder for this process start, write ``session.json``, apply retention
         (``keep=None``: not here, the caller applies it later, as the agent does)."""
-        base = sessions_root(root)
+        base = sessions_folder(root)
         started = start_time if start_time is not None else process_start_time()
         try:
-            base.mkdir(parents=True, exist_ok=True)
+            os.makedirs(base, exist_ok=True)
             folder = _make_unique_folder(base, started)
         except OSError as exc:
             raise StoreError(f"{base}: cannot create a session folder: {exc}") from exc
@@ -123,7 +173,7 @@ class Session:
         metadata.update(extra or {})
         session.write_metadata(metadata)
         if keep is not None:
-            apply_retention(base, keep=keep, max_age_days=max_age_days, protect=[folder])
+            remove_old_sessions(base, keep=keep, max_age_days=max_age_days, protect=folder)
         return session
 
     # -- contents ------------------------------------------------------------------------
@@ -131,13 +181,20 @@ class Session:
     @property
     def is_hawkwatch(self) -> bool:
         """True for hawkwatch's own sessions, False for MTHawkeye folders."""
-        return (self.path / METADATA_NAME).is_file()
+        return os.path.isfile(path_join(self.folder, METADATA_NAME))
 
     @property
     def metadata(self) -> dict[str, Any]:
         """``session.json``, or an empty dict (MTHawkeye folders, unreadable files)."""
+        path = path_join(self.folder, METADATA_NAME)
+        written = self._written
+        if written is not None and _identity(path) == written[0]:
+            copy: dict[str, Any] = json_round_trip(written[1])
+            return copy
+        import json  # a file this object did not write: readers, or someone else's
+
         try:
-            raw = read_regular(self.path / METADATA_NAME, MAX_METADATA_BYTES, too_big="too large")
+            raw = read_regular(path, MAX_METADATA_BYTES, too_big="too large")
             data = json.loads(raw.decode("utf-8")) if raw else {}
         except (StoreError, ValueError, RecursionError):  # unreadable, not JSON, deeply nested
             return {}
@@ -149,7 +206,9 @@ class Session:
 
         The message names the file, not the folder (callers name the session).
         """
-        path = self.path / METADATA_NAME
+        import json
+
+        path = path_join(self.folder, METADATA_NAME)
         if not os.path.lexists(path):
             return None  # an MTHawkeye folder: none is expected
         try:  # regular files only, bounded: a FIFO there must not hang the reader
@@ -164,14 +223,21 @@ class Session:
         return None
 
     def write_metadata(self, metadata: dict[str, Any]) -> None:
-        """Replace ``session.json`` atomically."""
-        target = self.path / METADATA_NAME
-        temporary = target.with_name(f".{METADATA_NAME}.{os.getpid()}.tmp")
+        """Replace ``session.json`` atomically (``json.dumps(metadata, indent=2, default=str)``,
+        written by ``plain_records.json_text``)."""
+        target = path_join(self.folder, METADATA_NAME)
+        temporary = path_join(self.folder, f".{METADATA_NAME}.{os.getpid()}.tmp")
+        self._written = None
         try:
-            temporary.write_text(json.dumps(metadata, indent=2, default=str), encoding="utf-8")
-            temporary.replace(target)
+            text = json_text(metadata, indent=2, default=str)
+            with open(temporary, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                written = os.fstat(f.fileno())  # the inode the rename puts in place
+            os.replace(temporary, target)
         except OSError as exc:
             raise StoreError(f"{target}: cannot write session metadata: {exc}") from exc
+        self._written = _kept(written, metadata)
 
     def update_metadata(self, key: str, value: Any) -> None:
         """Set one top-level key of ``session.json`` (monitors on different threads add theirs)."""
@@ -192,11 +258,11 @@ class Session:
 
     def records(self, collection: str | None = None) -> RecordsRead:
         """Read the records without changing any file."""
-        return read_records(self.path, collection)
+        return read_records(self.folder, collection)
 
     def open_store(self) -> RecordStore:
         """Open the records file for writing (recovering what a dead writer left)."""
-        return RecordStore(self.path, launch_time=self.start_time)
+        return RecordStore(self.folder, launch_time=self.start_time)
 
     def size_bytes(self) -> int:
         """Bytes on disk, side files included."""
@@ -215,7 +281,7 @@ class Session:
         return earlier[-1] if earlier else None
 
     def __repr__(self) -> str:
-        return f"Session({str(self.path)!r})"
+        return f"Session({self.folder!r})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Session) and other.path == self.path
@@ -224,19 +290,42 @@ class Session:
         return hash(self.path)
 
 
+def _identity(path: str) -> tuple[int, int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _kept(
+    written: os.stat_result, metadata: dict[str, Any]
+) -> tuple[tuple[int, int, int, int], dict[str, Any]] | None:
+    """What ``metadata`` reads back as, with the identity of the file holding it (None when
+    the round trip cannot be built faithfully: the file is read then)."""
+    try:
+        value = json_round_trip(metadata, default=str)
+    except (TypeError, ValueError):
+        return None
+    identity = (written.st_dev, written.st_ino, written.st_size, written.st_mtime_ns)
+    return (identity, value) if isinstance(value, dict) else None
+
+
 def list_sessions(root: str | os.PathLike[str] | None = None) -> list[Session]:
     """Session folders under ``root``, oldest first; other entries are ignored."""
-    base = sessions_root(root)
+    base = sessions_folder(root)
     try:  # scandir: the kind of each entry comes with the listing (no stat per folder)
         with os.scandir(base) as listing:
             names = sorted(
                 entry.name
                 for entry in listing
-                if _NAME.match(entry.name) is not None and entry.is_dir()
+                if _name_fields(entry.name) is not None and entry.is_dir()
             )
     except OSError:
         return []
-    return [Session(base / name) for name in names if parse_session_name(name) is not None]
+    return [
+        Session(path_join(base, name)) for name in names if parse_session_name(name) is not None
+    ]
 
 
 def latest_session(root: str | os.PathLike[str] | None = None) -> Session | None:
@@ -251,41 +340,62 @@ def apply_retention(
     keep: int = DEFAULT_KEEP,
     max_age_days: float = DEFAULT_MAX_AGE_DAYS,
     now: float | None = None,
-    protect: Iterable[Path] = (),
+    protect: Iterable[str | os.PathLike[str]] = (),
 ) -> list[Path]:
     """Remove sessions beyond the newest ``keep`` or older than ``max_age_days``.
 
     Only folders whose names parse as session names are considered; ``protect`` and sessions of
     processes still running are kept. Returns the folders removed.
     """
+    removed = remove_old_sessions(
+        root, keep=keep, max_age_days=max_age_days, now=now, protect=protect
+    )
+    if not removed:
+        return []
+    from pathlib import Path
+
+    return [Path(folder) for folder in removed]
+
+
+def remove_old_sessions(
+    root: str | os.PathLike[str],
+    *,
+    keep: int = DEFAULT_KEEP,
+    max_age_days: float = DEFAULT_MAX_AGE_DAYS,
+    now: float | None = None,
+    protect: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] = (),
+) -> list[str]:
+    """``apply_retention`` with ``str`` paths (the agent's scheduler thread: no ``pathlib``);
+    ``protect`` is one folder or several."""
     now = time.time() if now is None else now
-    protected = {Path(p) for p in protect}
+    kept = [protect] if isinstance(protect, str | os.PathLike) else protect
+    protected = {path_text(p) for p in kept}
     newest_first = list(reversed(list_sessions(root)))
-    removed: list[Path] = []
+    removed: list[str] = []
     for index, session in enumerate(newest_first):
         started = parse_session_name(session.name)
         too_old = started is not None and started < now - max_age_days * 86_400
         if not (too_old or index >= keep):
             continue
-        if session.path in protected or _process_alive(session):
+        if session.folder in protected or _process_alive(session):
             continue
         try:
             import shutil
 
-            shutil.rmtree(session.path)
+            shutil.rmtree(session.folder)
         except OSError as exc:
-            log.warning("hawkwatch: cannot remove old session %s: %s", session.path, exc)
+            log.warning("hawkwatch: cannot remove old session %s: %s", session.folder, exc)
             continue
-        removed.append(session.path)
+        removed.append(session.folder)
     return removed
 
 
-def _make_unique_folder(base: Path, started: float) -> Path:
+def _make_unique_folder(base: str, started: float) -> str:
     millis = round(started * 1000)
     for _ in range(100_000):
-        folder = base / format_session_name(millis / 1000)
+        folder = path_join(base, format_session_name(millis / 1000))
         try:
-            folder.mkdir()
+            os.mkdir(folder)
         except FileExistsError:
             millis += 1
             continue

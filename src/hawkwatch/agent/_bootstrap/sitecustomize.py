@@ -9,9 +9,13 @@ agent, unless ``hawkwatch run --children`` asked for every Python child (``_HAWK
 returns here before importing anything of hawkwatch, at a cost of well under a millisecond.
 """
 
-import importlib.machinery
 import os
 import sys
+
+try:  # importlib.machinery.PathFinder without importing importlib (CPython has it loaded)
+    from _frozen_importlib_external import PathFinder
+except ImportError:  # pragma: no cover - other Pythons
+    from importlib.machinery import PathFinder
 
 
 def _wanted() -> bool:
@@ -84,7 +88,7 @@ def _tell_supervisor(session_file: "str | None", cause: str) -> None:
 def _run_next_sitecustomize() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    spec = PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
     from importlib.util import module_from_spec  # only with one to run (~3 M instructions)

@@ -7,7 +7,7 @@ work, imported on first access.
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Callable
 
 from hawkwatch.agent.monitor import Monitor
@@ -79,8 +79,9 @@ def _enabled(config: Config, section: str) -> bool:
 
 
 def _monitor_class(class_name: str) -> Any:
-    module = importlib.import_module(f"{__name__}.{_MONITORS[class_name][0]}")
-    return getattr(module, class_name)
+    module = f"{__name__}.{_MONITORS[class_name][0]}"
+    __import__(module)  # importlib.import_module, without importing importlib at start
+    return getattr(sys.modules[module], class_name)
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import os
 import threading
@@ -25,6 +24,7 @@ from hawkwatch.agent import crash_evidence as ev
 from hawkwatch.agent.crash_hooks import CrashHooks
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.runtime import report_error
+from hawkwatch.store.files import path_join
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -55,8 +55,7 @@ class CrashMonitor:
     def start(self, ctx: AgentContext) -> None:
         config = ctx.config.crash
         self._ctx = ctx
-        folder = ctx.session.path
-        ev.record_start_evidence(folder, os.getpid())
+        ev.record_start_evidence(ctx.session.folder, os.getpid())
         breadcrumbs.resize(config.breadcrumbs)
         if config.fatal_signals:
             self._enable_faulthandler(ctx)
@@ -79,12 +78,12 @@ class CrashMonitor:
             return
         self._earlier_due = False
         try:
-            gone = ev.gone_unclassified(ctx.session.path.parent, ctx.session.name)
+            gone = ev.gone_unclassified(os.path.dirname(ctx.session.folder), ctx.session.name)
             if not gone:
                 return  # nothing to classify: nothing more is loaded for nothing
             from hawkwatch.agent.supervised_exit import finish_sessions
 
-            finish_sessions(session.path for session in gone)
+            finish_sessions(session.folder for session in gone)
         except Exception as exc:
             report_error(self.name, "classify-earlier", exc)
 
@@ -94,7 +93,8 @@ class CrashMonitor:
             metadata["crash"] = {"faulthandler": "enabled by the app; fatal signals not recorded"}
             ctx.session.write_metadata(metadata)
             return
-        self._fault_file = open(ctx.session.path / ev.FAULT_NAME, "wb")  # noqa: SIM115 - held open
+        fault_path = path_join(ctx.session.folder, ev.FAULT_NAME)
+        self._fault_file = open(fault_path, "wb")  # noqa: SIM115 - held open
         faulthandler.enable(self._fault_file, all_threads=True)
 
     def stop(self) -> None:
@@ -107,8 +107,10 @@ class CrashMonitor:
             empty = os.fstat(f.fileno()).st_size == 0
             f.close()
             if empty and self._ctx is not None:
-                with contextlib.suppress(OSError):
-                    (self._ctx.session.path / ev.FAULT_NAME).unlink()
+                try:
+                    os.unlink(path_join(self._ctx.session.folder, ev.FAULT_NAME))
+                except OSError:
+                    pass
         self._ctx = None
 
     def after_fork_child(self) -> None:
@@ -117,8 +119,10 @@ class CrashMonitor:
         breadcrumbs.untap_logging()
         if self._fault_file is not None:
             faulthandler.disable()
-            with contextlib.suppress(OSError):
+            try:
                 self._fault_file.close()  # the child's copy of the descriptor only
+            except OSError:
+                pass
             self._fault_file = None
         breadcrumbs.clear()
         self._ctx = None
@@ -153,7 +157,7 @@ class CrashMonitor:
     def on_os_exit(self, code: int) -> None:
         ctx = self._ctx
         if ctx is not None:
-            ev.write_intent(ctx.session.path, int(code))
+            ev.write_intent(ctx.session.folder, int(code))
 
     # -- memory levels -------------------------------------------------------------------
 
@@ -187,7 +191,8 @@ class CrashMonitor:
             limit_source=limit[1],
         )
         ctx.write(record)
-        ev.write_json(ctx.session.path / ev.LEVEL_NAME, {"level": level, "time": record.time})
+        level_path = path_join(ctx.session.folder, ev.LEVEL_NAME)
+        ev.write_json(level_path, {"level": level, "time": record.time})
 
 
 def build_crash(exc: BaseException, **details: Any) -> Crash:
@@ -220,12 +225,12 @@ def memory_limit_bytes() -> tuple[int, str] | None:
 
     found = find_memory_limit()
     if found.cgroup_version == 2:
-        limits = [_read_int(d / "memory.max") for d in found.cgroup_dirs]
+        limits = [_read_int(path_join(d, "memory.max")) for d in found.cgroup_dirs]
         known = [x for x in limits if x is not None]
         if known:
             return min(known), "cgroup v2 memory.max"
     if found.cgroup_version == 1:
-        value = _read_int(found.cgroup_dirs[0] / "memory.limit_in_bytes")
+        value = _read_int(path_join(found.cgroup_dirs[0], "memory.limit_in_bytes"))
         if value is not None:
             return value, "cgroup v1 memory.limit_in_bytes"
     soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
@@ -239,9 +244,10 @@ def memory_limit_bytes() -> tuple[int, str] | None:
         return int(psutil.virtual_memory().total), "system memory"
 
 
-def _read_int(path: Any) -> int | None:
+def _read_int(path: str) -> int | None:
     try:
-        text = path.read_text().strip()
+        with open(path) as f:
+            text = f.read().strip()
     except OSError:
         return None
     return int(text) if text.isdigit() else None

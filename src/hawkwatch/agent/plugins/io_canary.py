@@ -68,7 +68,7 @@ class IoMonitor:
         config = ctx.config.io
         redact = _pattern(config.redact) if config.redact else None
         rules = rules_from(config)
-        sessions = str(ctx.session.path.parent) + os.sep
+        sessions = os.path.dirname(ctx.session.folder) + os.sep
         collector = IssueCollector(
             rules,
             ctx.write_nowait,

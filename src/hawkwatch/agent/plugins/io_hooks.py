@@ -17,7 +17,6 @@ replace, not rebound when stored as a class attribute (``class A: opener = open`
 from __future__ import annotations
 
 import builtins
-import contextlib
 import io
 import os
 import sys
@@ -25,7 +24,6 @@ from collections.abc import Callable
 from threading import get_ident as _get_ident
 from time import perf_counter_ns as _perf
 from types import MethodType
-from warnings import warn as _warn
 
 from hawkwatch.agent.plugins import io_threads
 from hawkwatch.agent.plugins.io_issues import outside
@@ -38,6 +36,11 @@ from hawkwatch.agent.plugins.io_raw import (
     size_of,
 )
 from hawkwatch.model.io import FileStats
+
+try:  # warnings.warn is _warnings.warn, the C function io.open itself warns with
+    from _warnings import warn as _warn
+except ImportError:  # pragma: no cover - other Pythons
+    from warnings import warn as _warn
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -299,8 +302,10 @@ def _open(  # noqa: PLR0915, PLR0917 - io.open's signature; one frame per file o
         result.mode = mode
         return result
     except BaseException:
-        with contextlib.suppress(Exception):  # io.open chains it; the first error matters
+        try:
             result.close()
+        except Exception:  # io.open chains it; the first error matters
+            pass
         raise
 
 

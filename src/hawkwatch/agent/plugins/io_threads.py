@@ -10,9 +10,9 @@ scheduler thread into one frozenset, so the per-op check is a set look-up.
 
 from __future__ import annotations
 
+import _weakref  # weakref.ref is _weakref.ref: no need to import weakref
 import sys
 import threading
-import weakref
 
 from hawkwatch.agent.plugins.stall_loops import TARGETS
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 _modules: Final = sys.modules
 _get_ident: Final = threading.get_ident
-_marked: dict[int, weakref.ref[threading.Thread]] = {}
+_marked: dict[int, _weakref.ref[threading.Thread]] = {}
 #: Loop threads other than asyncio's (read by the hooks at each op).
 loop_ids: frozenset[int] = frozenset()
 _QT_PACKAGES: Final = ("PySide6", "PyQt6", "PyQt5")
@@ -41,7 +41,7 @@ def mark_loop_thread(thread: threading.Thread | None = None) -> None:
         ident = target.ident
         if ident is None:
             return
-        _marked[ident] = weakref.ref(target)
+        _marked[ident] = _weakref.ref(target)
         loop_ids = loop_ids | {ident}
     except Exception:  # a public call never raises into the app
         return

@@ -18,11 +18,13 @@ import gc
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from hawkwatch.agent.plugins.memory_objects import type_name
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (loaded just after start)
 if TYPE_CHECKING:
+    from typing import Any
+
     from hawkwatch.model.records.memory import GcCycles
 
 MAX_TYPES = 12

@@ -17,8 +17,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -38,8 +37,7 @@ def type_name(kind: type) -> str:
 HOLD_INTERVAL_S = 2.0
 
 
-@contextmanager
-def gil_held(interval_s: float = HOLD_INTERVAL_S) -> Iterator[None]:
+class gil_held:  # lower case: used as the context-manager function it was
     """Keep other Python threads from running while the body holds references to every object.
 
     ``gc.get_objects``/``gc.get_referrers`` return objects still being built, such as a tuple
@@ -48,17 +46,30 @@ def gil_held(interval_s: float = HOLD_INTERVAL_S) -> Iterator[None]:
     (seen in ``benchmarks/workloads/cpu_mix.py`` with tracing on). With a long switch interval
     set, this thread sleeps past the old one, so every thread's next wait for the GIL is a long
     one and none asks for it back during the body, which must drop all such references before
-    it ends. The app's interval is restored.
+    it ends. The app's interval is restored. (A class, not ``contextlib.contextmanager``: the
+    agent's start does not import ``contextlib``.)
     """
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(interval_s)
-    try:
-        # Longer than the old interval: a thread already waiting for the GIL with it times out
-        # meanwhile (else it would ask for the GIL during the body); its next wait is long.
-        time.sleep(min(previous, 0.05) + 0.001)
-        yield
-    finally:
-        sys.setswitchinterval(previous)
+
+    __slots__ = ("_interval_s", "_previous")
+
+    def __init__(self, interval_s: float = HOLD_INTERVAL_S) -> None:
+        self._interval_s = interval_s
+        self._previous = 0.0
+
+    def __enter__(self) -> None:
+        previous = self._previous = sys.getswitchinterval()
+        sys.setswitchinterval(self._interval_s)
+        try:
+            # Longer than the old interval: a thread already waiting for the GIL with it times
+            # out meanwhile (else it would ask for the GIL during the body); its next wait is
+            # long.
+            time.sleep(min(previous, 0.05) + 0.001)
+        except BaseException:
+            sys.setswitchinterval(previous)
+            raise
+
+    def __exit__(self, *exc_info: object) -> None:
+        sys.setswitchinterval(self._previous)
 
 
 MAX_BASELINE_IDS = 200_000

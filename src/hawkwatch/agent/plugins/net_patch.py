@@ -8,7 +8,6 @@ as the monitor's ``finish`` ignores requests once it stopped).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 from hawkwatch.agent.plugins.net_timeline import Timeline
@@ -61,11 +60,15 @@ class Instrumentation:
     def replace(self, owner: Any, name: str, wrapper: Any) -> None:
         """Put ``wrapper`` in place of ``owner.name`` (it keeps the original's name and doc)."""
         original = getattr(owner, name)
-        with contextlib.suppress(AttributeError, TypeError):
+        try:
             wrapper.__wrapped__ = original
+        except (AttributeError, TypeError):
+            pass
         for attribute in ("__name__", "__qualname__", "__doc__"):
-            with contextlib.suppress(AttributeError, TypeError):
+            try:
                 setattr(wrapper, attribute, getattr(original, attribute))
+            except (AttributeError, TypeError):
+                pass
         setattr(owner, name, wrapper)
         self._saved.append((owner, name, original, wrapper))
 

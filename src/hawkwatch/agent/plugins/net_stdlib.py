@@ -14,7 +14,6 @@ observable here (null).
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -210,8 +209,10 @@ class StdlibInstrumentation(Instrumentation):
             if type(data) is bytes:  # a file or an iterable: sent in blocks, each counted then
                 timeline.request_bytes += len(data)
             else:
-                with contextlib.suppress(TypeError):
+                try:
                     timeline.request_bytes += len(data)
+                except TypeError:
+                    pass
             try:
                 return original(conn, data)
             except BaseException as exc:

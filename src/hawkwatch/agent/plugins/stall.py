@@ -23,7 +23,6 @@ process killed during a hang as ``hang-kill``.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
 import threading
@@ -429,8 +428,10 @@ class StallMonitor:
 
     def _discard(self, episode: Episode) -> None:
         if episode.marker is not None:
-            with contextlib.suppress(OSError):
-                episode.marker.unlink()
+            try:
+                os.unlink(episode.marker)
+            except OSError:
+                pass
             episode.marker = None
 
     def _finish(self, episode: Episode, end: float, *, unfinished: bool = False) -> None:
@@ -460,7 +461,7 @@ class StallMonitor:
             self._last_fingerprint = fingerprint
             self._same, self._next_full, self._step = 0, 2, 1
             self._last_full_key = f"{key_base}_0"
-        for key, part in encode_parts(key_base, value, ctx.session.path):
+        for key, part in encode_parts(key_base, value, ctx.session.folder):
             ctx.write_nowait(part, key)
         self._discard(episode)
 

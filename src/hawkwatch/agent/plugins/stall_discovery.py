@@ -12,9 +12,9 @@ by looking for ``run_forever`` frames in the thread stacks. uvloop's loop does n
 
 from __future__ import annotations
 
+import _weakref  # weakref.ref is _weakref.ref: no need to import weakref
 import sys
 import threading
-import weakref
 from collections.abc import Callable
 from types import FrameType
 
@@ -194,7 +194,7 @@ def _start_tk_ticker(widget: Any, interval_ms: int) -> BeatTarget | None:
 def _watch_qt(core: Any, app: Any) -> None:
     timer = core.QTimer
     try:
-        app_ref = weakref.ref(app)  # never keep the application alive past the user's intent
+        app_ref = _weakref.ref(app)  # never keep the application alive past the user's intent
     except TypeError:
         return
 

@@ -28,20 +28,19 @@
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
-import json
 import os
 import stat
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from hawkwatch._lazylog import lazy_logger
+from hawkwatch.model.plain_records import json_text
 from hawkwatch.model.stack import Stack
 from hawkwatch.store import Session, list_sessions
 from hawkwatch.store._process import is_same_process_alive
+from hawkwatch.store.files import path_join
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -135,7 +134,7 @@ class Backstop:
     """The faulthandler later-dump, armed into the session's ``stall-backstop.txt``."""
 
     def __init__(self, session: Session, timeout: float, rearm_every: float) -> None:
-        self.path = session.path / BACKSTOP_NAME
+        self.path = path_join(session.folder, BACKSTOP_NAME)
         self.timeout = timeout
         """The timeout it was last armed with (``retune`` only asks for the next one)."""
         self._wanted = (timeout, rearm_every)
@@ -194,8 +193,10 @@ class Backstop:
         finally:
             f.close()
         if empty and remove_if_empty:
-            with contextlib.suppress(OSError):
-                self.path.unlink()
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
 
     def forget_after_fork(self) -> None:
         """In a forked child: the parent's faulthandler thread does not exist here."""
@@ -204,24 +205,29 @@ class Backstop:
         self.app.forget_after_fork()
 
 
-def write_json_atomically(path: Path, value: Any) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+def write_json_atomically(path: str, value: Any) -> None:
+    """``json.dumps(value, separators=(",", ":"))`` into ``path``, renamed into place."""
+    text = json_text(value)  # no json import: written from the watchdog and at start
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(text)
     os.replace(temporary, path)
 
 
-def marker_path(session: Session, thread_id: int) -> Path:
-    return session.path / f"{MARKER_PREFIX}{thread_id}.json"
+def marker_path(session: Session, thread_id: int) -> str:
+    return path_join(session.folder, f"{MARKER_PREFIX}{thread_id}.json")
 
 
-def write_marker(path: Path, info: dict[str, Any], stack: Stack) -> None:
+def write_marker(path: str, info: dict[str, Any], stack: Stack) -> None:
     from hawkwatch.model.records.stall import frames_of  # at a stall: on the watchdog thread
 
     write_json_atomically(path, {**info, "stack": frames_of(stack)})
 
 
 def write_watched(session: Session, watched: dict[int, dict[str, str]]) -> None:
-    write_json_atomically(session.path / WATCHED_NAME, {str(k): v for k, v in watched.items()})
+    write_json_atomically(
+        path_join(session.folder, WATCHED_NAME), {str(k): v for k, v in watched.items()}
+    )
 
 
 def hang_kills(current: Session) -> list[HangKill]:
@@ -231,7 +237,7 @@ def hang_kills(current: Session) -> list[HangKill]:
     starting together report it once, and a later launch does not report it again.
     """
     found: list[HangKill] = []
-    earlier = [s for s in list_sessions(current.path.parent) if s.name < current.name]
+    earlier = [s for s in list_sessions(os.path.dirname(current.folder)) if s.name < current.name]
     for session in reversed(earlier[-MAX_SESSIONS_LOOKED_AT:]):
         try:
             found.extend(_hang_kills_of(session))
@@ -247,28 +253,31 @@ def hang_kills(current: Session) -> list[HangKill]:
 
 def _hang_kills_of(session: Session) -> list[HangKill]:
     found: list[HangKill] = []
-    markers = sorted(_markers(session.path))[:MAX_MARKERS_PER_SESSION]
-    backstop = session.path / BACKSTOP_NAME
+    markers = sorted(_markers(session.folder))[:MAX_MARKERS_PER_SESSION]
+    backstop = path_join(session.folder, BACKSTOP_NAME)
     has_dump = _non_empty(backstop)
     if not markers and not has_dump:
         return found
     if _still_running(session):
         return found
-    from hawkwatch.agent.plugins.stall_hang_kills import claim_hang_kills  # typed: when found
+    from pathlib import Path  # with the typed model: only when an earlier run left a hang
 
-    return claim_hang_kills(session, markers, backstop if has_dump else None)
+    from hawkwatch.agent.plugins.stall_hang_kills import claim_hang_kills
+
+    found_markers = [Path(marker) for marker in markers]
+    return claim_hang_kills(session, found_markers, Path(backstop) if has_dump else None)
 
 
-def _markers(folder: Path) -> list[Path]:
+def _markers(folder: str) -> list[str]:
     """Hang markers that are regular files (a FIFO or folder by that name is not one)."""
-    found: list[Path] = []
+    found: list[str] = []
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
                 name = entry.name
                 is_marker = name.startswith(MARKER_PREFIX) and name.endswith(".json")
                 if is_marker and entry.is_file(follow_symlinks=False):
-                    found.append(Path(entry.path))
+                    found.append(entry.path)
     except OSError:
         return []
     return found
@@ -282,10 +291,10 @@ def _still_running(session: Session) -> bool:
     return is_same_process_alive(pid, float(started))
 
 
-def _non_empty(path: Path) -> bool:
+def _non_empty(path: str) -> bool:
     """A regular file with something in it (a FIFO or device is never read)."""
     try:
-        info = path.lstat()
+        info = os.lstat(path)
     except OSError:
         return False
     return stat.S_ISREG(info.st_mode) and info.st_size > 0

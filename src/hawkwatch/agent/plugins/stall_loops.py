@@ -22,11 +22,10 @@ the last moment the loop was seen alive, so ``end - earliest`` is the longest it
 
 from __future__ import annotations
 
+import _weakref  # weakref.ref is _weakref.ref: no need to import weakref
 import abc
-import contextlib
 import threading
 import time
-import weakref
 from collections.abc import Callable
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -67,8 +66,10 @@ class Target(abc.ABC):
         """On the loop's own thread (asking for another thread's clock could touch a dead one)."""
         self.thread_id = threading.get_ident()
         self.thread_name = threading.current_thread().name
-        with contextlib.suppress(AttributeError, OSError):
+        try:
             self._cpu_clock = time.pthread_getcpuclockid(self.thread_id)
+        except (AttributeError, OSError):
+            pass
 
     @abc.abstractmethod
     def poll(self, now: float, interval: float, sample_after: float) -> Poll:
@@ -95,7 +96,7 @@ class PingTarget(Target):
         self.kind = kind
         self._post = post
         self._is_running = is_running
-        self._loop_ref = weakref.ref(loop) if loop is not None else None
+        self._loop_ref = _weakref.ref(loop) if loop is not None else None
         self.sent = 0.0
         self.answered = 0.0
         self.block_start = 0.0
@@ -169,7 +170,7 @@ class BeatTarget(Target):
         self.cadence = cadence
         self.thread_id = threading.get_ident()
         self.thread_name = threading.current_thread().name
-        self._thread = weakref.ref(threading.current_thread())
+        self._thread = _weakref.ref(threading.current_thread())
         self.last_beat = _perf()
         self._seen = self.last_beat
         self._blocked = False

@@ -20,7 +20,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from pathlib import Path
 
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.stacks import py_frame
@@ -89,7 +88,7 @@ class Episode:
         self.backstop: list[Sample] = []
         self.taken = 0
         self.task: AnrTask | None = None
-        self.marker: Path | None = None
+        self.marker: str | None = None  # its path
         self.marker_written = 0.0
         self.late_end: float | None = None
         """Set for a spell the watchdog slept through (``_late``): when it was seen to end."""
@@ -220,7 +219,7 @@ def compact_value(value: Anr, repeat_of: str, repeat: int) -> Anr:
     return msgspec.structs.replace(value, stacks=(), point=None, repeat_of=repeat_of, repeat=repeat)
 
 
-def encode_parts(key_base: str, value: Anr, side_folder: Path) -> list[tuple[str, Anr]]:
+def encode_parts(key_base: str, value: Anr, side_folder: str) -> list[tuple[str, Anr]]:
     """``(key, part)`` records for ``value``, each line within the store's limit."""
     import msgspec
 
@@ -254,11 +253,12 @@ def encode_parts(key_base: str, value: Anr, side_folder: Path) -> list[tuple[str
     return [(f"{key_base}_{i}", part) for i, part in enumerate(parts)]
 
 
-def _side_file(key_base: str, value: Anr, folder: Path) -> tuple[str, Anr]:
+def _side_file(key_base: str, value: Anr, folder: str) -> tuple[str, Anr]:
     from hawkwatch.model.records import Anr
 
     name = f"{c.ANR}-{key_base}.json"
-    (folder / name).write_bytes(value.encode_value())
+    with open(os.path.join(folder, name), "wb") as f:  # Path.write_bytes, without pathlib
+        f.write(value.encode_value())
     stub = Anr(
         duration=value.duration,
         start_from=value.start_from,
