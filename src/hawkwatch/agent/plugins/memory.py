@@ -68,6 +68,7 @@ class MemoryMonitor:
         self._censuses: deque[dict[str, int]] = deque(maxlen=8)
         self._baselines: dict[str, frozenset[int]] = {}
         self._paths: dict[str, list[str]] = {}
+        self._planted: dict[str, list[Any]] = {}  # census: weak references to new instances
         self._batch_keys: list[int] = []
         self._batches_skipped = 0
         self._unwritten: list[LeakSuspect] = []
@@ -191,6 +192,7 @@ class MemoryMonitor:
         self._censuses.clear()
         self._baselines.clear()
         self._paths.clear()
+        self._planted = {}
         self._batch_keys, self._batches_skipped, self._unwritten = [], 0, []
         self._cost_s = 0.0
         self._next_snapshot = time.monotonic() + config.snapshot_interval_s
@@ -388,17 +390,19 @@ class MemoryMonitor:
         config = ctx.config.memory
         candidates = _growing(self._censuses)
         want = {g.key: self._baselines.get(g.key) for g in candidates}
-        counts, chosen, baselines, complete = census(CENSUS_BUDGET_S, want)
-        if not complete:
+        found = census(CENSUS_BUDGET_S, want, planted=self._planted)
+        if not found.complete:
             return
-        self._baselines.update(baselines)
-        self._censuses.append(counts)
+        self._planted = found.planted
+        chosen = found.chosen
+        self._baselines.update(found.baselines)
+        self._censuses.append(found.counts)
         if len(self._censuses) < config.min_snapshots:
             return
         for item in _growing(self._censuses):
             instance = chosen.pop(item.key, None)
             path = self._paths.get(item.key, [])
-            note = "no instance picked yet (first seen growing at this count)"
+            note = "no instance picked yet (none has outlived a census interval yet)"
             if instance is not None and not path:  # a found path is kept: one search per type
                 path, note = referrer_path(
                     instance,

@@ -12,6 +12,7 @@ visited or its time budget. References to instances are dropped before returning
 
 from __future__ import annotations
 
+import _weakref
 import gc
 import sys
 import threading
@@ -76,19 +77,42 @@ MAX_BASELINE_IDS = 200_000
 """Ids remembered per type for telling new instances from old ones (about 8 MB at most)."""
 
 
+class Census:
+    """What one ``census`` found."""
+
+    __slots__ = ("baselines", "chosen", "complete", "counts", "planted")
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.chosen: dict[str, Any] = {}
+        """Per wanted type with a baseline, an instance to search a referrer path from."""
+        self.baselines: dict[str, frozenset[int]] = {}
+        """Ids seen now, per wanted type without a baseline yet."""
+        self.planted: dict[str, list[Any]] = {}
+        """Weak references to a spread of this census's new instances, per wanted type whose
+        instances take them: the next census's ``planted`` argument."""
+        self.complete = False
+
+
 def census(
     budget_s: float,
     want: Mapping[str, frozenset[int] | None] | None = None,
     clock: Callable[[], float] = time.thread_time,
-) -> tuple[dict[str, int], dict[str, Any], dict[str, frozenset[int]], bool]:
+    planted: Mapping[str, list[Any]] | None = None,
+) -> Census:
     """Count live gc-tracked objects by type name within ``budget_s`` of this thread's CPU.
 
-    For each type in ``want``: the oldest instance that is not in its id baseline (created
-    since, and still alive: what a bounded cache would have let go — MTHawkeye's "alive after
-    its owner"), and, for types without a baseline yet, the ids seen now. The oldest
-    generation is walked first. Returns counts, instances, new baselines and completeness.
+    For each type in ``want`` with an id baseline, an instance created since and still alive,
+    to name what holds it (MTHawkeye's "alive after its owner"): one that has outlived a whole
+    census interval — the first of the previous census's ``planted`` weak references still
+    alive. A bounded cache's entries are alive and new too, but it lets them go within an
+    interval; a leak keeps them. (Ids cannot tell: a bounded cache's new entries reuse its old
+    entries' addresses.) For a type without weak references, the oldest new instance (the
+    oldest generation is walked first). For types without a baseline yet, the ids seen now.
     """
     want = want or {}
+    planted = planted or {}
+    found = Census()
     deadline = clock() + budget_s
     # Instances grouped in per-type lists, not counted in ints: under tracemalloc every int
     # a counter allocates is traced, a list append almost never allocates.
@@ -111,12 +135,10 @@ def census(
                 bucket.append(obj)
                 if not index & 0xFFF and clock() > deadline:
                     buckets.clear()
-                    return {}, {}, {}, False
+                    return found
         finally:
             objects.clear()
-    counts: dict[str, int] = {}
-    chosen: dict[str, Any] = {}
-    baselines: dict[str, frozenset[int]] = {}
+    counts = found.counts
     try:
         for kind, instances in buckets.items():
             name = type_name(kind)
@@ -125,17 +147,41 @@ def census(
                 continue
             base = want[name]
             if base is None:
-                baselines[name] = frozenset(id(obj) for obj in instances[:MAX_BASELINE_IDS])
+                found.baselines[name] = frozenset(id(o) for o in instances[:MAX_BASELINE_IDS])
                 continue
             if kind is tuple:
                 continue  # never kept past the census: a tuple may still be being built
-            for obj in instances:  # oldest generation first
-                if id(obj) not in base:
-                    chosen[name] = obj
-                    break
+            _choose(found, name, base, instances, planted.get(name))
     finally:
         buckets.clear()
-    return counts, chosen, baselines, True
+    found.complete = True
+    return found
+
+
+PLANTED = 16
+"""Weak references kept per growing type from one census to the next."""
+
+
+def _choose(
+    found: Census, name: str, base: frozenset[int], instances: list[Any], planted: list[Any] | None
+) -> None:
+    """``found.chosen[name]`` from ``planted`` (a survivor) or ``instances``, and the next
+    census's weak references to an even spread of this one's new instances."""
+    new = [obj for obj in instances if id(obj) not in base]  # oldest generation first
+    try:
+        refs = [_weakref.ref(obj) for obj in new[:: max(1, len(new) // PLANTED)][:PLANTED]]
+    except TypeError:  # no weak references to this type: the oldest new instance
+        if new:
+            found.chosen[name] = new[0]
+        return
+    finally:
+        new.clear()
+    found.planted[name] = refs
+    for ref in planted or ():
+        survivor = ref()
+        if survivor is not None:
+            found.chosen[name] = survivor
+            return
 
 
 def referrer_path(
