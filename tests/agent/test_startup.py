@@ -163,6 +163,39 @@ def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_pa
     assert json.loads(done.stdout) == []
 
 
+# What the installed command has not loaded when it spawns the program, besides AFTER_THE_SPAWN:
+# re and the modules it brings (pip's generated console-script wrapper imports re first).
+NOT_AT_THE_SPAWN = ("re", "enum", "functools", *AFTER_THE_SPAWN)
+
+SPAWN_SPY = (  # a sitecustomize: which of NOT_AT_THE_SPAWN are loaded at os.posix_spawn
+    "import os, sys\n"
+    "def spy(event, args):\n"
+    "    if event == 'os.posix_spawn':\n"
+    f"        loaded = sorted(m for m in {NOT_AT_THE_SPAWN!r} if m in sys.modules)\n"
+    "        with open(os.environ['SPAWN_SPY_FILE'], 'a') as f:\n"
+    "            f.write(repr(loaded) + '\\n')\n"
+    "sys.addaudithook(spy)\n"
+)
+
+
+def test_the_installed_command_spawns_the_program_before_loading_re(tmp_path: Path) -> None:
+    """The ``hawkwatch`` command as installed (``bin/hawkwatch``, a script of ours: not pip's
+    entry-point wrapper, which imports ``re``), seen from an audit hook at ``posix_spawn``."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(SPAWN_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(spy),
+        "SPAWN_SPY_FILE": str(tmp_path / "loaded"),
+    }
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    (loaded,) = (tmp_path / "loaded").read_text().splitlines()  # the supervisor's one spawn
+    assert ast.literal_eval(loaded) == []
+
+
 def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     tmp_path: Path,
 ) -> None:
