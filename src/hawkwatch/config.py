@@ -14,7 +14,6 @@ Reference: ``docs/configuration.md``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
 
 from hawkwatch.errors import ConfigError
 from hawkwatch.options import Option, Options, fields
@@ -23,6 +22,7 @@ from hawkwatch.options import section as _section
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
     from pathlib import Path
     from typing import Any, Final
 

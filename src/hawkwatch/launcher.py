@@ -21,8 +21,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
-from types import FrameType
 
 from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
 from hawkwatch.errors import ConfigError, HawkwatchError
@@ -44,7 +42,9 @@ from hawkwatch.runenv import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
     import signal
+    from collections.abc import Callable, Mapping
     from pathlib import Path
+    from types import FrameType
     from typing import Any, Final
 else:
     # signal's C core: the same calls, with plain ints for signals and SIG_DFL; ``signal``
