@@ -210,6 +210,41 @@ def test_the_installed_command_spawns_the_program_before_loading_re(tmp_path: Pa
     assert [m for m in ast.literal_eval(loaded) if m not in itself] == []
 
 
+TIDY_SPY = (  # a sitecustomize: the supervisor's import of shutil and its read of the announcement
+    "import os, sys\n"
+    "def spy(event, args):\n"
+    "    if 'hawkwatch.launcher' not in sys.modules:\n"
+    "        return\n"  # the program's process: not the supervisor
+    "    shutil = event == 'import' and args[0] == 'shutil'\n"
+    "    if shutil or event == 'open' and str(args[0]).endswith(os.sep + 'session'):\n"
+    "        with open(os.environ['SPY_FILE'], 'a') as f:\n"
+    "            f.write(event + '\\n')\n"
+    "sys.addaudithook(spy)\n"
+)
+
+
+@pytest.mark.parametrize("keep", [2, 10])
+def test_the_supervisor_loads_what_tidying_needs_while_the_program_runs(
+    tmp_path: Path, keep: int
+) -> None:
+    """With ``sessions.keep`` sessions there already, the program's own pushes one out:
+    ``shutil`` (for ``rmtree``) is imported before the program ended (the supervisor reads
+    the program's announcement then), not after it; with fewer, not at all."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(TIDY_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": str(keep)}
+    for _ in range(2):
+        assert run_supervised(tmp_path, env, sys.executable, "-c", "pass").returncode == 0
+    env |= {"PYTHONPATH": str(spy), "SPY_FILE": str(tmp_path / "events")}
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    events = (tmp_path / "events").read_text().splitlines()
+    assert events == (["import", "open"] if keep == 2 else ["open"])
+    assert len(list((tmp_path / "home" / "sessions").iterdir())) == min(keep, 3)
+
+
 def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     tmp_path: Path,
 ) -> None:
