@@ -182,26 +182,27 @@ def run_program(
     announced, notes = (lines[0].strip(), lines[1:]) if lines else ("", [])
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
-    from pathlib import Path  # after the program ended: not part of its start
+    if not announced:  # no agent (switched off, not a Python program): nothing to record
+        return RunOutcome(returncode, None)
+    from pathlib import Path  # loaded by ``prepare`` while the program ran, normally
 
-    outcome = RunOutcome(returncode, Path(announced) if announced else None)
-    if outcome.session_path is None:
-        return outcome
+    session_path = Path(announced)
+    outcome = RunOutcome(returncode, session_path)
     if never_started(returncode, notes):
         return discard_session(outcome)
     if sampler is not None:
-        sampler.store(outcome.session_path, since)
+        sampler.store(session_path, since)
     try:
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
         return outcome.replace(problem=f"the exit status was not recorded: {_reason(exc)}")
-    tidy(config, outcome.session_path)
+    tidy(config, session_path)
     upload = config.upload
     if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
         from hawkwatch.uploader import upload_within
 
         try:
-            upload_within(outcome.session_path, upload.url, upload.key, upload.exit_wait_s)
+            upload_within(session_path, upload.url, upload.key, upload.exit_wait_s)
         except KeyboardInterrupt:  # Ctrl-C: stop waiting, keep the status
             pass
     return outcome

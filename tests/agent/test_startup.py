@@ -245,6 +245,33 @@ def test_the_supervisor_loads_what_tidying_needs_while_the_program_runs(
     assert len(list((tmp_path / "home" / "sessions").iterdir())) == min(keep, 3)
 
 
+EXIT_SPY = (  # a sitecustomize: which of pathlib and re the supervisor has loaded as it leaves
+    "import atexit, os, sys\n"
+    "if '_HAWKWATCH_PYTHON' not in os.environ:\n"  # the supervisor, not its program
+    "    loaded = lambda: sorted(m for m in ('pathlib', 're') if m in sys.modules)\n"
+    "    atexit.register(lambda: sys.stderr.write(f'loaded {loaded()}\\n'))\n"
+)
+
+
+def test_a_program_without_an_agent_leaves_the_supervisor_nothing_to_load(
+    tmp_path: Path,
+) -> None:
+    """``HAWKWATCH_ENABLED=false``: no session, so the supervisor imports neither ``pathlib``
+    nor ``re`` after the program (nor before: its exit functions run as it leaves)."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(EXIT_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "HAWKWATCH_ENABLED": "false",
+        "PYTHONPATH": str(spy),
+    }
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    assert "loaded []" in done.stderr.splitlines(), done.stderr
+
+
 def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     tmp_path: Path,
 ) -> None:
