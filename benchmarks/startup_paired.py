@@ -1,7 +1,7 @@
 """Wall time of a process start under two checkouts of hawkwatch, alternated process by process.
 
 Run: python benchmarks/startup_paired.py --base OTHER/src [--new src] [--rounds 21]
-         [--arms plain,run,off,start] [--base-script FILE] [--new-script FILE]
+         [--arms plain,run,off,start] [--base-script FILE] [--new-script FILE] [--project]
 
 ``agent_overhead.py``'s start-up section compares arms of one checkout with plain Python; this
 compares two checkouts (``git archive BASE src | tar -x -C /tmp/base``), each first on
@@ -21,6 +21,8 @@ SCRIPT is the ``hawkwatch`` command beside this interpreter unless ``--base-scri
 ``--new-script`` names another file (run as ``python FILE``, what its ``#!`` line does): the
 console script is not part of ``src``. ``.pyc`` files go to a cache folder of this run
 (``PYTHONPYCACHEPREFIX``), filled by a warm-up round; sessions to a temporary ``HAWKWATCH_HOME``.
+The processes run in an empty folder, or with ``--project`` in one holding a project's
+``pyproject.toml`` (without a ``[tool.hawkwatch]`` table), as when run from a project's tree.
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ import tempfile
 import time
 from pathlib import Path
 
+PROJECT = """[project]
+name = "shop"
+version = "1.4.2"
+dependencies = ["requests>=2.28", "sqlalchemy>=2"]
+
+[tool.ruff]
+line-length = 100
+"""
 PROGRAM = "import time; t0 = time.time(); import sys; sys.stdout.write(str(t0)){extra}"
 IN_CODE = "; import hawkwatch; hawkwatch.start()"
 
@@ -86,6 +96,7 @@ def main() -> None:
     default_script = str(Path(sys.executable).with_name("hawkwatch"))
     parser.add_argument("--base-script", help=f"default: {default_script}")
     parser.add_argument("--new-script", help=f"default: {default_script}")
+    parser.add_argument("--project", action="store_true", help="run in a project's folder")
     args = parser.parse_args()
     trees = {
         "base": (str(Path(args.base).resolve()), args.base_script),
@@ -102,6 +113,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hawkwatch-paired-") as folder:
         root = Path(folder)
         (root / "cwd").mkdir()
+        if args.project:
+            (root / "cwd" / "pyproject.toml").write_text(PROJECT)
         for index in range(args.rounds + 1):  # round 0: warm-up (fills the bytecode cache)
             order = list(trees) if index % 2 else list(reversed(trees))
             shift = index % len(arms)

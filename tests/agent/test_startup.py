@@ -168,8 +168,11 @@ def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_pa
 # (pip's generated console-script wrapper imports re first); collections and types, which the
 # supervisor's modules import for type checkers only.
 NOT_AT_THE_SPAWN = (
-    "re", "enum", "functools", "collections", "operator", "types", *AFTER_THE_SPAWN
+    "re", "enum", "functools", "collections", "operator", "types", "tomllib", *AFTER_THE_SPAWN
 )  # fmt: skip
+
+# A project's own pyproject.toml, without a [tool.hawkwatch] table: not parsed (no tomllib).
+PROJECT = "[project]\nname = 'shop'\ndependencies = ['requests']\n\n[tool.ruff]\nline-length = 99\n"
 
 SPAWN_SPY = (  # a sitecustomize: which of NOT_AT_THE_SPAWN are loaded at os.posix_spawn
     "import os, sys\n"
@@ -184,7 +187,9 @@ SPAWN_SPY = (  # a sitecustomize: which of NOT_AT_THE_SPAWN are loaded at os.pos
 
 def test_the_installed_command_spawns_the_program_before_loading_re(tmp_path: Path) -> None:
     """The ``hawkwatch`` command as installed (``bin/hawkwatch``, a script of ours: not pip's
-    entry-point wrapper, which imports ``re``), seen from an audit hook at ``posix_spawn``."""
+    entry-point wrapper, which imports ``re``), seen from an audit hook at ``posix_spawn``; run
+    in a project whose ``pyproject.toml`` has no table of ours."""
+    (tmp_path / "pyproject.toml").write_text(PROJECT)
     spy = tmp_path / "spy"
     spy.mkdir()
     (spy / "sitecustomize.py").write_text(SPAWN_SPY)
@@ -542,6 +547,7 @@ def test_a_start_loads_no_pathlib_json_re_typing_or_signal(tmp_path: Path, how: 
     (the agent's threads need it; from 3.13 it imports ``warnings``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    (tmp_path / "pyproject.toml").write_text(PROJECT)  # a project's: never parsed
     plain = subprocess.run(
         [sys.executable, "-c", f"import sys, threading\nprint({LOADED})"],
         env=env,
