@@ -44,6 +44,9 @@ NOT_AT_START = (
     "socket",  # wrapped when the program imports it (network monitor)
     "hawkwatch.agent.plugins.net_httpx",  # loaded with httpx
     "hawkwatch.agent.plugins.net_aiohttp",  # loaded with aiohttp
+    "hawkwatch.agent.plugins.stall_record",  # at the first stall (watchdog thread)
+    "hawkwatch.agent.stacks",  # stack capture: at a stall or a CPU sample
+    "hawkwatch.model.stack",
     "traceback",  # formats an exception at the agent's first error
     "msgspec",  # with the typed model: start and exit records are plain (model.plain_records)
     "hawkwatch.model.records",  # loaded by a monitor when it writes (test_startup_records.py)
