@@ -86,6 +86,7 @@ NOT_ON_THE_CALLING_THREAD = (
     "hawkwatch.analysis.exit_classify",
     "hawkwatch.api.options",
     "argparse",
+    "hawkwatch.agent.plugins.memory_objects",  # the object census: while tracing
 )
 
 
