@@ -87,6 +87,7 @@ NOT_ON_THE_CALLING_THREAD = (
     "hawkwatch.api.options",
     "argparse",
     "hawkwatch.agent.plugins.memory_objects",  # the object census: while tracing
+    "hawkwatch.store.appender_read",  # the store's reading side: readers and recovery
 )
 
 
