@@ -255,6 +255,40 @@ def test_the_supervisor_loads_what_tidying_needs_while_the_program_runs(
     assert len(list((tmp_path / "home" / "sessions").iterdir())) == min(keep, 3)
 
 
+AFTER_SPY = (  # a sitecustomize: what the supervisor imports once it has read the announcement
+    "import os, sys\n"
+    "after = []\n"
+    "def spy(event, args):\n"
+    "    if 'hawkwatch.launcher' not in sys.modules:\n"
+    "        return\n"  # the program's process: not the supervisor
+    "    if event == 'open' and str(args[0]).endswith(os.sep + 'session'):\n"
+    "        after.append('<the program ended>')\n"
+    "    elif event == 'import' and after:\n"
+    "        after.append(args[0])\n"
+    "sys.addaudithook(spy)\n"
+    "import atexit\n"
+    "atexit.register(lambda: open(os.environ['SPY_FILE'], 'w').write(repr(after)))\n"
+)
+
+
+def test_after_a_normal_end_the_supervisor_imports_nothing(tmp_path: Path) -> None:
+    """Writing a normal end (the exit records read back, the exit-state, the classification)
+    needs only what the supervisor loaded while the program ran (``prepare``)."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(AFTER_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(spy),
+        "SPY_FILE": str(tmp_path / "after"),
+    }
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    assert "hawkwatch: session" in done.stderr
+    assert ast.literal_eval((tmp_path / "after").read_text()) == ["<the program ended>"]
+
+
 EXIT_SPY = (  # a sitecustomize: which of pathlib and re the supervisor has loaded as it leaves
     "import atexit, os, sys\n"
     "if '_HAWKWATCH_PYTHON' not in os.environ:\n"  # the supervisor, not its program
