@@ -22,7 +22,7 @@ import os
 import sys
 import time
 
-from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
+from hawkwatch.config_sources import ENV_PREFIX, config_files
 from hawkwatch.errors import ConfigError, HawkwatchError
 from hawkwatch.runenv import (
     BOOTSTRAP_DIR,
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from types import FrameType
     from typing import Any, Final
+
+    from hawkwatch.config import Config, LoadedConfig, ProfilerConfig
 else:
     # signal's C core: the same calls, with plain ints for signals and SIG_DFL; ``signal``
     # itself builds three enums at import (~3 M instructions before the program could start)
@@ -133,11 +135,14 @@ def build_environment(
     env = dict(base)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = BOOTSTRAP_DIR + (os.pathsep + existing if existing else "")
-    specs = {spec.name: spec for spec in option_specs()}
-    by_flat = {spec.flat_name: spec for spec in specs.values()}
-    for name, value in options.items():
-        spec = specs.get(name) or by_flat[name]
-        env[spec.env_var] = value
+    if options:
+        from hawkwatch.config import option_specs
+
+        specs = {spec.name: spec for spec in option_specs()}
+        by_flat = {spec.flat_name: spec for spec in specs.values()}
+        for name, value in options.items():
+            spec = specs.get(name) or by_flat[name]
+            env[spec.env_var] = value
     env[SUPERVISED_VAR] = "1"
     env[TIDY_VAR] = "1"  # old sessions: removed by ``tidy`` after the program ends
     env[PYTHON_VAR] = sys.executable
@@ -157,23 +162,29 @@ def run_program(
     children: bool = False,
 ) -> RunOutcome:
     """Check the options strictly, run the program to its end, record how it ended."""
-    # a typo is a clear error before anything starts
-    config = load_config(dict(options), strict=True).config
+    checked = _checked_config(options)
     argv = build_command(command, module)
-    sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
+    sampler = None
+    if checked is not None and checked.config.enabled:
+        sampler = OutsideSampler.for_config(checked.config.profiler)
     since = time.time()
+    loaded: list[Config] = []
+
+    def meanwhile() -> None:
+        from hawkwatch.config import load_config  # nothing to check: defaults and home
+
+        config = (checked or load_config()).config
+        loaded.append(config)
+        if config.enabled:
+            prepare(config, since)
+
     scratch = _make_scratch_folder()
     try:
         session_file = os.path.join(scratch, "session")
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
             env.update(sampler.environment(scratch))
-        returncode = _supervise(
-            argv,
-            env,
-            sampler.start if sampler else None,
-            (lambda: prepare(config, since)) if config.enabled else None,
-        )
+        returncode = _supervise(argv, env, sampler.start if sampler else None, meanwhile)
         if sampler is not None:
             sampler.stop()
         lines = _read_announcement(session_file).splitlines()
@@ -186,6 +197,7 @@ def run_program(
         return RunOutcome(returncode, None)
     from pathlib import Path  # loaded by ``prepare`` while the program ran, normally
 
+    (config,) = loaded
     session_path = Path(announced)
     outcome = RunOutcome(returncode, session_path)
     if never_started(returncode, notes):
@@ -206,6 +218,30 @@ def run_program(
         except KeyboardInterrupt:  # Ctrl-C: stop waiting, keep the status
             pass
     return outcome
+
+
+def _checked_config(options: Mapping[str, str]) -> LoadedConfig | None:
+    """The config, checked strictly before the spawn: a typo is a clear error before anything
+    starts. None when there is nothing to check (``nothing_to_check``, the common case): the
+    program is spawned first, and the config module and the config (the defaults) load while it
+    runs (~1.5 ms less before the spawn)."""
+    if nothing_to_check(options):
+        return None
+    from hawkwatch.config import load_config
+
+    return load_config(dict(options), strict=True)
+
+
+def nothing_to_check(options: Mapping[str, str]) -> bool:
+    """Whether checking the config strictly could find nothing wrong: no option, no
+    ``HAWKWATCH_*`` variable but ``HAWKWATCH_HOME`` (any text names a folder), no config file
+    (``config_sources``). The config is then the defaults, with that home."""
+    home = ENV_PREFIX + "HOME"
+    return (
+        not options
+        and all(name == home or not name.startswith(ENV_PREFIX) for name in os.environ)
+        and next(config_files(os.getcwd()), None) is None
+    )
 
 
 def prepare(config: Config, spawned: float) -> None:

@@ -171,9 +171,11 @@ def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_pa
 # What the installed command has not loaded when it spawns the program, besides AFTER_THE_SPAWN
 # (those a plain interpreter of this version does not load itself): re and the modules it brings
 # (pip's generated console-script wrapper imports re first); collections and types, which the
-# supervisor's modules import for type checkers only.
+# supervisor's modules import for type checkers only; with nothing to check (no option, no
+# variable but HAWKWATCH_HOME, no config file), the config module (loaded while it runs).
 NOT_AT_THE_SPAWN = (
-    "re", "enum", "functools", "collections", "operator", "types", "tomllib", *AFTER_THE_SPAWN
+    "re", "enum", "functools", "collections", "operator", "types", "tomllib",
+    "hawkwatch.config", "hawkwatch.options", *AFTER_THE_SPAWN
 )  # fmt: skip
 
 # A project's own pyproject.toml, without a [tool.hawkwatch] table: not parsed (no tomllib).
@@ -369,6 +371,17 @@ def test_a_once_job_runs_one_time_on_the_scheduler_thread() -> None:
     finally:
         assert scheduler.stop()
     assert ran == ["hawkwatch-scheduler"]
+
+
+def test_run_still_refuses_a_typo_in_the_environment(tmp_path: Path) -> None:
+    """A ``HAWKWATCH_*`` variable other than ``HAWKWATCH_HOME``: the config is checked before
+    the spawn, and a typo stops the program before its code runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_GC_TRESHOLD_MS": "5"}
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "print('ran')")
+    assert done.returncode == 2
+    assert "HAWKWATCH_GC_TRESHOLD_MS" in done.stderr and "ran" not in done.stdout
+    assert not (tmp_path / "home").exists()  # nothing started
 
 
 def test_run_still_refuses_a_typo_in_the_config_file(tmp_path: Path) -> None:
