@@ -1,10 +1,12 @@
 """Instructions a process start costs under the agent, counted by callgrind (deterministic).
 
 Run: python benchmarks/startup_instructions.py [--program "pass"] [--arms bare,run,start]
-         [--src OTHER/src]
+         [--src OTHER/src] [--script FILE]
 
 ``--src`` runs another checkout's ``src`` (first on ``PYTHONPATH``) with this interpreter: a
-before/after comparison in one go (``git archive BASE src | tar -x -C /tmp/base``).
+before/after comparison in one go (``git archive BASE src | tar -x -C /tmp/base``). ``--script``
+runs ``hawkwatch run`` as ``python FILE`` (what its ``#!`` line does) instead of the
+``hawkwatch`` command beside this interpreter: the command is not part of ``src``.
 
 Arms, each in a fresh ``HAWKWATCH_HOME`` of fixed name (folder names feed hashes and copies):
 
@@ -38,12 +40,12 @@ TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
 HEADER = re.compile(r"^(cmd|part|thread):\s*(.*)$", re.MULTILINE)
 
 
-def arms(program: str) -> dict[str, list[str]]:
+def arms(program: str, script: str | None = None) -> dict[str, list[str]]:
     python = sys.executable
-    hawkwatch = str(Path(python).with_name("hawkwatch"))
+    hawkwatch = [python, script] if script else [str(Path(python).with_name("hawkwatch"))]
     return {
         "bare": [python, "-c", program],
-        "run": [hawkwatch, "run", "--", python, "-c", program],
+        "run": [*hawkwatch, "run", "--", python, "-c", program],
         "start": [python, "-c", f"import hawkwatch\nhawkwatch.start()\n{program}"],
     }
 
@@ -105,7 +107,8 @@ def counted(root: Path, argv: list[str]) -> dict[str, int]:
             continue
         fields = dict(HEADER.findall(text))
         command = fields.get("cmd", "").split()
-        supervisor = bool(command) and Path(command[0]).name == "hawkwatch"
+        # the hawkwatch command, or python FILE (--script): the program is python -c
+        supervisor = len(command) > 1 and command[1] != "-c"
         main = fields.get("thread", "1").strip() == "1"
         # cg.PID.N-TT: the dump before the Nth spawn or wait; cg.PID-TT: the rest
         part = path.name.split("-")[0].split(".")[2:]
@@ -140,12 +143,13 @@ def main() -> None:
     parser.add_argument("--program", default="pass", help="the program's code (python -c)")
     parser.add_argument("--arms", default="bare,run,start")
     parser.add_argument("--src", help="another checkout's src folder, to compare")
+    parser.add_argument("--script", help="run hawkwatch as python FILE (default: the command)")
     args = parser.parse_args()
     if args.src:
         SOURCE.append(str(Path(args.src).resolve()))
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed")
-    chosen = {k: v for k, v in arms(args.program).items() if k in args.arms.split(",")}
+    chosen = {k: v for k, v in arms(args.program, args.script).items() if k in args.arms.split(",")}
     with tempfile.TemporaryDirectory(prefix="hawkwatch-startup-") as folder:
         root = Path(folder)
         for argv in chosen.values():  # fill the bytecode cache

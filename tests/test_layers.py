@@ -22,7 +22,8 @@ ALLOWED: dict[str, set[str]] = {
     "home": {"errors"},
     "model": {"_runtime_typing"},
     "options": set(),  # the config's option-group base
-    "config": {"errors", "options"},
+    "config_sources": set(),  # where the config comes from (variables, files), with os alone
+    "config": {"errors", "options", "config_sources"},
     "store": {"model", "errors", "_version", "home", "_lazylog", "_runtime_typing"},
     "formats": {"model", "errors", "store"},
     "analysis": {"model", "_runtime_typing"},
@@ -33,8 +34,8 @@ ALLOWED: dict[str, set[str]] = {
     "runenv": set(),
     "agent": {"model", "errors", "_version", "store", "config", "analysis", "runenv", "uploader",
               "_lazylog", "_runtime_typing"},
-    "launcher": {"config", "errors", "model", "store", "runenv", "pyspy", "pyspy_store", "agent",
-                 "uploader", "home"},
+    "launcher": {"config", "config_sources", "errors", "model", "store", "runenv", "pyspy",
+                 "pyspy_store", "agent", "uploader", "home"},
     "pyspy": {"model"},
     "pyspy_store": {"model", "store", "formats", "analysis", "pyspy"},
     "cli": {"*"},
@@ -45,8 +46,8 @@ ALLOWED: dict[str, set[str]] = {
     "__init__": {"agent", "api", "report", "errors", "_version", "_public"},
 }
 AGENT_SIDE = (
-    "agent", "store", "model", "config", "options", "errors", "_version", "runenv", "home",
-    "uploader", "_lazylog", "_runtime_typing",
+    "agent", "store", "model", "config", "config_sources", "options", "errors", "_version",
+    "runenv", "home", "uploader", "_lazylog", "_runtime_typing",
 )  # fmt: skip
 
 

@@ -11,10 +11,10 @@ while setting up, import it.
 from __future__ import annotations
 
 import sys
-from types import TracebackType
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    from types import TracebackType
     from typing import Any
 
 _API = "hawkwatch.agent.api"

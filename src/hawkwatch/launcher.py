@@ -21,10 +21,8 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
-from types import FrameType
 
-from hawkwatch.config import Config, ProfilerConfig, load_config, option_specs
+from hawkwatch.config_sources import ENV_PREFIX, config_files
 from hawkwatch.errors import ConfigError, HawkwatchError
 from hawkwatch.runenv import (
     BOOTSTRAP_DIR,
@@ -44,8 +42,12 @@ from hawkwatch.runenv import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
     import signal
+    from collections.abc import Callable, Mapping
     from pathlib import Path
+    from types import FrameType
     from typing import Any, Final
+
+    from hawkwatch.config import Config, LoadedConfig, ProfilerConfig
 else:
     # signal's C core: the same calls, with plain ints for signals and SIG_DFL; ``signal``
     # itself builds three enums at import (~3 M instructions before the program could start)
@@ -133,11 +135,14 @@ def build_environment(
     env = dict(base)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = BOOTSTRAP_DIR + (os.pathsep + existing if existing else "")
-    specs = {spec.name: spec for spec in option_specs()}
-    by_flat = {spec.flat_name: spec for spec in specs.values()}
-    for name, value in options.items():
-        spec = specs.get(name) or by_flat[name]
-        env[spec.env_var] = value
+    if options:
+        from hawkwatch.config import option_specs
+
+        specs = {spec.name: spec for spec in option_specs()}
+        by_flat = {spec.flat_name: spec for spec in specs.values()}
+        for name, value in options.items():
+            spec = specs.get(name) or by_flat[name]
+            env[spec.env_var] = value
     env[SUPERVISED_VAR] = "1"
     env[TIDY_VAR] = "1"  # old sessions: removed by ``tidy`` after the program ends
     env[PYTHON_VAR] = sys.executable
@@ -157,23 +162,29 @@ def run_program(
     children: bool = False,
 ) -> RunOutcome:
     """Check the options strictly, run the program to its end, record how it ended."""
-    # a typo is a clear error before anything starts
-    config = load_config(dict(options), strict=True).config
+    checked = _checked_config(options)
     argv = build_command(command, module)
-    sampler = OutsideSampler.for_config(config.profiler) if config.enabled else None
+    sampler = None
+    if checked is not None and checked.config.enabled:
+        sampler = OutsideSampler.for_config(checked.config.profiler)
     since = time.time()
+    loaded: list[Config] = []
+
+    def meanwhile() -> None:
+        from hawkwatch.config import load_config  # nothing to check: defaults and home
+
+        config = (checked or load_config()).config
+        loaded.append(config)
+        if config.enabled:
+            prepare(config, since)
+
     scratch = _make_scratch_folder()
     try:
         session_file = os.path.join(scratch, "session")
         env = build_environment(os.environ, options, session_file, children=children)
         if sampler is not None:
             env.update(sampler.environment(scratch))
-        returncode = _supervise(
-            argv,
-            env,
-            sampler.start if sampler else None,
-            (lambda: prepare(config, since)) if config.enabled else None,
-        )
+        returncode = _supervise(argv, env, sampler.start if sampler else None, meanwhile)
         if sampler is not None:
             sampler.stop()
         lines = _read_announcement(session_file).splitlines()
@@ -182,35 +193,62 @@ def run_program(
     announced, notes = (lines[0].strip(), lines[1:]) if lines else ("", [])
     if announced.startswith("!"):
         return RunOutcome(returncode, None, agent_failure=announced[1:] or "unknown cause")
-    from pathlib import Path  # after the program ended: not part of its start
+    if not announced:  # no agent (switched off, not a Python program): nothing to record
+        return RunOutcome(returncode, None)
+    from pathlib import Path  # loaded by ``prepare`` while the program ran, normally
 
-    outcome = RunOutcome(returncode, Path(announced) if announced else None)
-    if outcome.session_path is None:
-        return outcome
+    (config,) = loaded
+    session_path = Path(announced)
+    outcome = RunOutcome(returncode, session_path)
     if never_started(returncode, notes):
         return discard_session(outcome)
     if sampler is not None:
-        sampler.store(outcome.session_path, since)
+        sampler.store(session_path, since)
     try:
         record_exit(outcome)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - the program's status stands
         return outcome.replace(problem=f"the exit status was not recorded: {_reason(exc)}")
-    tidy(config, outcome.session_path)
+    tidy(config, session_path)
     upload = config.upload
     if upload.url and upload.key:  # the final snapshot, even of a program killed by a signal
         from hawkwatch.uploader import upload_within
 
         try:
-            upload_within(outcome.session_path, upload.url, upload.key, upload.exit_wait_s)
+            upload_within(session_path, upload.url, upload.key, upload.exit_wait_s)
         except KeyboardInterrupt:  # Ctrl-C: stop waiting, keep the status
             pass
     return outcome
 
 
+def _checked_config(options: Mapping[str, str]) -> LoadedConfig | None:
+    """The config, checked strictly before the spawn: a typo is a clear error before anything
+    starts. None when there is nothing to check (``nothing_to_check``, the common case): the
+    program is spawned first, and the config module and the config (the defaults) load while it
+    runs (~1.5 ms less before the spawn)."""
+    if nothing_to_check(options):
+        return None
+    from hawkwatch.config import load_config
+
+    return load_config(dict(options), strict=True)
+
+
+def nothing_to_check(options: Mapping[str, str]) -> bool:
+    """Whether checking the config strictly could find nothing wrong: no option, no
+    ``HAWKWATCH_*`` variable but ``HAWKWATCH_HOME`` (any text names a folder), no config file
+    (``config_sources``). The config is then the defaults, with that home."""
+    home = ENV_PREFIX + "HOME"
+    return (
+        not options
+        and all(name == home or not name.startswith(ENV_PREFIX) for name in os.environ)
+        and next(config_files(os.getcwd()), None) is None
+    )
+
+
 def prepare(config: Config, spawned: float) -> None:
     """While the program runs: classify how earlier sessions' processes ended (sessions
     started before this program), when one may need it (looked at with ``os`` alone: the typed
-    model loads only then); never raises."""
+    model loads only then), and load what writing the program's exit and tidying will need, on
+    the other core rather than after the program; never raises."""
     try:
         from hawkwatch.agent.supervised_exit import (
             earlier_work,
@@ -226,11 +264,24 @@ def prepare(config: Config, spawned: float) -> None:
         before = spawned - SPAWN_SLACK_S
         if earlier_work(root, format_session_name(before)):
             finish_gone_sessions(root, before=before)
-        load_for_exit()  # now, on the other core, not after the program
+        load_for_exit()
         import pathlib  # noqa: F401 - RunOutcome's path, after the program
+
+        if tidy_will_remove(root, config.sessions.keep):
+            import shutil  # noqa: F401 - tidy's rmtree (~2 ms with bz2 and lzma)
 
     except Exception as exc:  # noqa: BLE001 - the next agent start does it then
         print(f"hawkwatch: earlier sessions not classified: {_reason(exc)}", file=sys.stderr)
+
+
+def tidy_will_remove(root: str, keep: int) -> bool:
+    """Whether ``tidy`` will remove a session for ``sessions.keep``: ``root`` holds ``keep``
+    entries or more before the program's own session is counted (sessions removed for their age
+    alone are not foreseen: ``shutil`` then loads after the program, as it would anyway)."""
+    try:
+        return len(os.listdir(root)) >= keep
+    except OSError:
+        return False
 
 
 def _sessions_root(home: str | None) -> str:

@@ -8,10 +8,9 @@ declare the fields (``dataclass_transform`` tells type checkers so).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from typing import Any, ClassVar, Self, TypeVar, dataclass_transform
 
     T = TypeVar("T")

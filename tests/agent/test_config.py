@@ -71,6 +71,35 @@ def test_pyproject_table_is_found_from_a_subfolder(tmp_path: Path) -> None:
     assert loaded.config.gc.threshold_ms == 2.5
 
 
+@pytest.mark.parametrize(
+    "table",
+    [
+        "[tool.hawkwatch.gc]\nthreshold_ms = 3.5\n",
+        "[tool]\nhawkwatch.gc.threshold_ms = 3.5\n",
+        "tool = { 'hawkwatch' = { gc = { threshold_ms = 3.5 } } }\n",
+        '[ tool . "hawkwatch" . gc ]\nthreshold_ms = 3.5\n',
+    ],
+)
+def test_a_pyproject_table_is_found_however_it_is_spelt(tmp_path: Path, table: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(table + "[project]\nname = 'shop'\n")
+    loaded = load_config(environ={}, cwd=tmp_path, strict=True)
+    assert loaded.config.gc.threshold_ms == 3.5
+
+
+def test_a_pyproject_that_never_names_hawkwatch_is_not_parsed(tmp_path: Path) -> None:
+    """Not even read as TOML (``tomllib`` is not imported): a project's own file, broken or
+    not, neither stops ``hawkwatch run`` nor costs its start; the search goes on upwards."""
+    (tmp_path / "pyproject.toml").write_text("[tool.hawkwatch.gc]\nthreshold_ms = 2\n")
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'shop'\nbroken = [\n")
+    loaded = load_config(environ={}, cwd=project, strict=True)
+    assert loaded.config.gc.threshold_ms == 2  # the folder above, as if shop had none
+    (project / "pyproject.toml").write_text("[project]\nname = 'hawkwatch-shop'\nbroken = [\n")
+    with pytest.raises(ConfigError, match="cannot read the configuration"):
+        load_config(environ={}, cwd=project, strict=True)
+
+
 def test_dotted_keyword_names_are_accepted(tmp_path: Path) -> None:
     loaded = load_config({"sessions.keep": 3}, environ={}, cwd=tmp_path)
     assert loaded.config.sessions.keep == 3

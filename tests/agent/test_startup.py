@@ -44,6 +44,9 @@ NOT_AT_START = (
     "socket",  # wrapped when the program imports it (network monitor)
     "hawkwatch.agent.plugins.net_httpx",  # loaded with httpx
     "hawkwatch.agent.plugins.net_aiohttp",  # loaded with aiohttp
+    "hawkwatch.agent.plugins.stall_record",  # at the first stall (watchdog thread)
+    "hawkwatch.agent.stacks",  # stack capture: at a stall or a CPU sample
+    "hawkwatch.model.stack",
     "traceback",  # formats an exception at the agent's first error
     "msgspec",  # with the typed model: start and exit records are plain (model.plain_records)
     "hawkwatch.model.records",  # loaded by a monitor when it writes (test_startup_records.py)
@@ -83,6 +86,8 @@ NOT_ON_THE_CALLING_THREAD = (
     "hawkwatch.analysis.exit_classify",
     "hawkwatch.api.options",
     "argparse",
+    "hawkwatch.agent.plugins.memory_objects",  # the object census: while tracing
+    "hawkwatch.store.appender_read",  # the store's reading side: readers and recovery
 )
 
 
@@ -163,6 +168,156 @@ def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_pa
     assert json.loads(done.stdout) == []
 
 
+# What the installed command has not loaded when it spawns the program, besides AFTER_THE_SPAWN
+# (those a plain interpreter of this version does not load itself): re and the modules it brings
+# (pip's generated console-script wrapper imports re first); collections and types, which the
+# supervisor's modules import for type checkers only; with nothing to check (no option, no
+# variable but HAWKWATCH_HOME, no config file), the config module (loaded while it runs).
+NOT_AT_THE_SPAWN = (
+    "re", "enum", "functools", "collections", "operator", "types", "tomllib",
+    "hawkwatch.config", "hawkwatch.options", *AFTER_THE_SPAWN
+)  # fmt: skip
+
+# A project's own pyproject.toml, without a [tool.hawkwatch] table: not parsed (no tomllib).
+PROJECT = "[project]\nname = 'shop'\ndependencies = ['requests']\n\n[tool.ruff]\nline-length = 99\n"
+
+SPAWN_SPY = (  # a sitecustomize: which of NOT_AT_THE_SPAWN are loaded at os.posix_spawn
+    "import os, sys\n"
+    "def spy(event, args):\n"
+    "    if event == 'os.posix_spawn':\n"
+    f"        loaded = sorted(m for m in {NOT_AT_THE_SPAWN!r} if m in sys.modules)\n"
+    "        with open(os.environ['SPAWN_SPY_FILE'], 'a') as f:\n"
+    "            f.write(repr(loaded) + '\\n')\n"
+    "sys.addaudithook(spy)\n"
+)
+
+
+def test_the_installed_command_spawns_the_program_before_loading_re(tmp_path: Path) -> None:
+    """The ``hawkwatch`` command as installed (``bin/hawkwatch``, a script of ours: not pip's
+    entry-point wrapper, which imports ``re``), seen from an audit hook at ``posix_spawn``; run
+    in a project whose ``pyproject.toml`` has no table of ours."""
+    (tmp_path / "pyproject.toml").write_text(PROJECT)
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(SPAWN_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(spy),
+        "SPAWN_SPY_FILE": str(tmp_path / "loaded"),
+    }
+    listed = f"import sys; print([m for m in {NOT_AT_THE_SPAWN!r} if m in sys.modules])"
+    plain = subprocess.run(
+        [sys.executable, "-c", listed],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert plain.returncode == 0, plain.stderr
+    itself = set(ast.literal_eval(plain.stdout))
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    (loaded,) = (tmp_path / "loaded").read_text().splitlines()  # the supervisor's one spawn
+    assert [m for m in ast.literal_eval(loaded) if m not in itself] == []
+
+
+TIDY_SPY = (  # a sitecustomize: the supervisor's import of shutil and its read of the announcement
+    "import os, sys\n"
+    "def spy(event, args):\n"
+    "    if 'hawkwatch.launcher' not in sys.modules:\n"
+    "        return\n"  # the program's process: not the supervisor
+    "    shutil = event == 'import' and args[0] == 'shutil'\n"
+    "    if shutil or event == 'open' and str(args[0]).endswith(os.sep + 'session'):\n"
+    "        with open(os.environ['SPY_FILE'], 'a') as f:\n"
+    "            f.write(event + '\\n')\n"
+    "sys.addaudithook(spy)\n"
+)
+
+
+@pytest.mark.parametrize("keep", [2, 10])
+def test_the_supervisor_loads_what_tidying_needs_while_the_program_runs(
+    tmp_path: Path, keep: int
+) -> None:
+    """With ``sessions.keep`` sessions there already, the program's own pushes one out:
+    ``shutil`` (for ``rmtree``) is imported before the program ended (the supervisor reads
+    the program's announcement then), not after it; with fewer, not at all."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(TIDY_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": str(keep)}
+    for _ in range(2):
+        assert run_supervised(tmp_path, env, sys.executable, "-c", "pass").returncode == 0
+    env |= {"PYTHONPATH": str(spy), "SPY_FILE": str(tmp_path / "events")}
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    events = (tmp_path / "events").read_text().splitlines()
+    assert events == (["import", "open"] if keep == 2 else ["open"])
+    assert len(list((tmp_path / "home" / "sessions").iterdir())) == min(keep, 3)
+
+
+AFTER_SPY = (  # a sitecustomize: what the supervisor imports once it has read the announcement
+    "import os, sys\n"
+    "after = []\n"
+    "def spy(event, args):\n"
+    "    if 'hawkwatch.launcher' not in sys.modules:\n"
+    "        return\n"  # the program's process: not the supervisor
+    "    if event == 'open' and str(args[0]).endswith(os.sep + 'session'):\n"
+    "        after.append('<the program ended>')\n"
+    "    elif event == 'import' and after:\n"
+    "        after.append(args[0])\n"
+    "sys.addaudithook(spy)\n"
+    "import atexit\n"
+    "atexit.register(lambda: open(os.environ['SPY_FILE'], 'w').write(repr(after)))\n"
+)
+
+
+def test_after_a_normal_end_the_supervisor_imports_nothing(tmp_path: Path) -> None:
+    """Writing a normal end (the exit records read back, the exit-state, the classification)
+    needs only what the supervisor loaded while the program ran (``prepare``)."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(AFTER_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "PYTHONPATH": str(spy),
+        "SPY_FILE": str(tmp_path / "after"),
+    }
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    assert "hawkwatch: session" in done.stderr
+    assert ast.literal_eval((tmp_path / "after").read_text()) == ["<the program ended>"]
+
+
+EXIT_SPY = (  # a sitecustomize: which of pathlib and re the supervisor has loaded as it leaves
+    "import atexit, os, sys\n"
+    "if '_HAWKWATCH_PYTHON' not in os.environ:\n"  # the supervisor, not its program
+    "    loaded = lambda: sorted(m for m in ('pathlib', 're') if m in sys.modules)\n"
+    "    atexit.register(lambda: sys.stderr.write(f'loaded {loaded()}\\n'))\n"
+)
+
+
+def test_a_program_without_an_agent_leaves_the_supervisor_nothing_to_load(
+    tmp_path: Path,
+) -> None:
+    """``HAWKWATCH_ENABLED=false``: no session, so the supervisor imports neither ``pathlib``
+    nor ``re`` after the program (nor before: its exit functions run as it leaves)."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(EXIT_SPY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {
+        "HAWKWATCH_HOME": str(tmp_path / "home"),
+        "HAWKWATCH_ENABLED": "false",
+        "PYTHONPATH": str(spy),
+    }
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
+    assert done.returncode == 0, done.stderr
+    assert "loaded []" in done.stderr.splitlines(), done.stderr
+
+
 def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     tmp_path: Path,
 ) -> None:
@@ -216,6 +371,17 @@ def test_a_once_job_runs_one_time_on_the_scheduler_thread() -> None:
     finally:
         assert scheduler.stop()
     assert ran == ["hawkwatch-scheduler"]
+
+
+def test_run_still_refuses_a_typo_in_the_environment(tmp_path: Path) -> None:
+    """A ``HAWKWATCH_*`` variable other than ``HAWKWATCH_HOME``: the config is checked before
+    the spawn, and a typo stops the program before its code runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_GC_TRESHOLD_MS": "5"}
+    done = run_supervised(tmp_path, env, sys.executable, "-c", "print('ran')")
+    assert done.returncode == 2
+    assert "HAWKWATCH_GC_TRESHOLD_MS" in done.stderr and "ran" not in done.stdout
+    assert not (tmp_path / "home").exists()  # nothing started
 
 
 def test_run_still_refuses_a_typo_in_the_config_file(tmp_path: Path) -> None:
@@ -433,6 +599,7 @@ def test_a_start_loads_no_pathlib_json_re_typing_or_signal(tmp_path: Path, how: 
     (the agent's threads need it; from 3.13 it imports ``warnings``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
+    (tmp_path / "pyproject.toml").write_text(PROJECT)  # a project's: never parsed
     plain = subprocess.run(
         [sys.executable, "-c", f"import sys, threading\nprint({LOADED})"],
         env=env,

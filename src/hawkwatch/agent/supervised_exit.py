@@ -88,14 +88,15 @@ def finish_sessions(folders: Iterable[str | os.PathLike[str]]) -> int:
 
 def load_for_exit() -> None:
     """Import what ``write_exit`` needs for a normal end (the store and its writer's lock, the
-    readers' record type and ``json`` to read the exit records back, the verdicts), so that a
-    supervisor can load it while its program runs: the store itself loads none of these (the
-    agent starts without them)."""
+    store's reading side, the readers' record type and ``json`` to read the exit records back,
+    the verdicts), so that a supervisor can load it while its program runs: the store itself
+    loads none of these (the agent starts without them)."""
     import fcntl  # noqa: F401
     import json  # noqa: F401
 
     import hawkwatch.analysis.exit_status
     import hawkwatch.model.record
+    import hawkwatch.store.appender_read
     import hawkwatch.store.records  # noqa: F401
 
 

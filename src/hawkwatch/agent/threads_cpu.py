@@ -24,8 +24,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from hawkwatch.agent.stacks import native_ids
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Final
@@ -183,6 +181,8 @@ class ThreadCpuReader:
 
     def snapshot(self) -> list[ThreadCpu]:
         """Every thread with its CPU seconds and, where there is one, its Python thread."""
+        from hawkwatch.agent.stacks import native_ids  # stacks: not at the agent's start
+
         python = native_ids()
         return [ThreadCpu(tid, cpu, python.get(tid)) for tid, cpu in self.read_all().items()]
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from types import ModuleType
 
 from hawkwatch.errors import HawkwatchError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (hawkwatch run's start)
 if TYPE_CHECKING:
+    from types import ModuleType
     from typing import Any
 
     from hawkwatch.cli._parser import HelpFormatter as HelpFormatter

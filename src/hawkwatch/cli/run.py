@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from hawkwatch.config import parse_options
 from hawkwatch.errors import ConfigError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the supervisor's start)
@@ -75,7 +74,11 @@ def run(args: argparse.Namespace) -> int:
         if not args.module:
             raise ConfigError("-m needs a module name, e.g. 'hawkwatch run -m http.server 8000'")
         module, command = args.module[0], args.module[1:]
-    options = parse_options(args.option)
+    options: dict[str, str] = {}
+    if args.option:
+        from hawkwatch.config import parse_options  # only with options: checked before the spawn
+
+        options = parse_options(args.option)
     if args.profile:
         options["profiler.enabled"] = "true"
     if args.io is not None:

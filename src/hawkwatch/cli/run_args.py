@@ -11,11 +11,10 @@ its errors and help. ``tests/cli/test_run_args.py`` checks the two agree.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
 _GLOBAL_FLAGS = {"--debug": "debug"}
 _RUN_FLAGS = {"--profile": "profile", "--children": "children"}
@@ -23,10 +22,31 @@ _RUN_VALUES = {"--app-name": "app_name", "--app-version": "app_version"}
 _IO = {"--io": True, "--no-io": False}
 
 
-def parse_run(argv: Sequence[str]) -> SimpleNamespace | None:
+class RunArgs:
+    """The attributes ``argparse``'s namespace would have (``types.SimpleNamespace`` without
+    importing ``types`` before the spawn)."""
+
+    verbose: int
+    debug: bool
+    command: list[str]
+    module: list[str] | None
+    app_name: str | None
+    app_version: str | None
+    profile: bool
+    memory: str | None
+    children: bool
+    io: bool | None
+    option: list[str]
+    _module: str
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+
+def parse_run(argv: Sequence[str]) -> RunArgs | None:
     """The namespace ``build_parser(argv).parse_args(argv)`` gives for a ``run`` command line
     of a common form; None for any other (``argparse`` then reads it)."""
-    args = SimpleNamespace(
+    args = RunArgs(
         verbose=0,
         debug=False,
         command=[],

@@ -1,8 +1,11 @@
-"""The crash-safe session store in MTHawkeye's on-disk format (stdlib and psutil only)."""
+"""The crash-safe session store in MTHawkeye's on-disk format (stdlib and psutil only).
+
+``read_appender``, the readers' module, loads on first use: the agent, which only writes, starts
+without it.
+"""
 
 from hawkwatch.model.session_name import format_session_name
 from hawkwatch.store.appender import AppenderContent, AppenderFile
-from hawkwatch.store.appender_read import read_appender
 from hawkwatch.store.records import (
     RecordsRead,
     RecordStore,
@@ -18,6 +21,10 @@ from hawkwatch.store.session import (
     parse_session_name,
     sessions_root,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from hawkwatch.store.appender_read import read_appender as read_appender
 
 __all__ = [
     "AppenderContent",
@@ -36,3 +43,11 @@ __all__ = [
     "sessions_root",
     "unescape_value",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name == "read_appender":
+        from hawkwatch.store.appender_read import read_appender
+
+        return read_appender
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,7 +30,6 @@ from hawkwatch.store.appender import (
     AppenderFile,
     Dropped,
 )
-from hawkwatch.store.appender_read import read_appender
 from hawkwatch.store.files import path_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -233,6 +232,8 @@ def parse_records(lines: Iterable[bytes], skipped: list[Skipped] | None = None) 
 
 def read_records(folder: str | os.PathLike[str], collection: str | None = None) -> RecordsRead:
     """Read a session folder's records without changing any file (ours or MTHawkeye's)."""
+    from hawkwatch.store.appender_read import read_appender  # readers only: not the agent's start
+
     content = read_appender(folder, RECORDS_NAME)
     result = parse_records(content.lines, content.skipped)
     if collection is None:

@@ -34,17 +34,16 @@ from collections.abc import Callable, Mapping
 
 from hawkwatch.agent.monitor import AgentContext
 from hawkwatch.agent.sampling import IntervalDraw
-from hawkwatch.agent.stacks import frame_stack
 from hawkwatch.agent.threads_cpu import ThreadCpuReader
 from hawkwatch.config import CpuConfig
 from hawkwatch.model import collections as c
-from hawkwatch.model.stack import Stack
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import ClassVar
 
     from hawkwatch.model.records import CpuHighLoad, CpuHighLoadStackframe, TypedRecord
+    from hawkwatch.model.stack import Stack
 
 # The typed model and ``model.profile`` (msgspec) are imported when an episode is written, on
 # the scheduler thread, not at every start.
@@ -320,6 +319,8 @@ class CpuHighLoadMonitor:
         return readings
 
     def _sample(self, idents: list[int]) -> dict[int, Stack]:
+        from hawkwatch.agent.stacks import frame_stack  # while high (scheduler thread)
+
         frames = sys._current_frames()
         me = threading.get_ident()
         depth = self._ctx.config.cpu.max_frames if self._ctx else 50

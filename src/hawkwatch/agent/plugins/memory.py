@@ -19,7 +19,6 @@ from collections import deque
 from collections.abc import Callable
 from types import FrameType
 
-from hawkwatch.agent.plugins.memory_objects import census, gil_held, referrer_path
 from hawkwatch.analysis.memory_growth import (
     GrowthRule,
     SteadyGrowth,
@@ -380,11 +379,14 @@ class MemoryMonitor:
         else:
             self._unwritten = batch
         if config.objects:
+            from hawkwatch.agent.plugins.memory_objects import gil_held  # while tracing only
+
             with gil_held():  # see gil_held: the census holds references to every object
                 self._census(ctx, wall)
         self._cost_s += time.thread_time() - started
 
     def _census(self, ctx: AgentContext, wall: float) -> None:
+        from hawkwatch.agent.plugins.memory_objects import census, referrer_path
         from hawkwatch.model.records.memory import GrowingType
 
         config = ctx.config.memory

@@ -6,9 +6,11 @@ sampled (its thread's Python stack, via ``sys._current_frames``) every sample in
 answers; a spell that lasted its loop's threshold or more (``stall_thresholds``: 100 ms for
 asyncio loops, 400 ms for Qt, Tk and ``heartbeat()`` loops) becomes an ``anr`` record with the
 samples, Matrix's point stack, the running asyncio task and the garbage collections that ran
-(``stall_record``). A spell that shows nothing the program did (no stack at all, or an asyncio
-loop idle in its own selector: its thread got no core to take the answer) is the machine's and
-is not recorded. The watchdog never calls into a loop except to post a ping.
+(``stall_record``, imported at the first stall on the watchdog thread, as is the stack capture,
+``agent.stacks``: the agent's start loads neither). A spell that shows nothing the program did
+(no stack at all, or an asyncio loop idle in its own selector: its thread got no core to take
+the answer) is the machine's and is not recorded. The watchdog never calls into a loop except to
+post a ping.
 
 The monitor owns a thread, unlike the others, because pings and samples need their own clock:
 the scheduler's jobs may be late by exactly the stalls this monitor measures. The clock is
@@ -30,22 +32,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from hawkwatch.agent import stacks
 from hawkwatch.agent.monitor import AgentContext, DeferredFailure, time_key
 from hawkwatch.agent.plugins import stall_files as files
 from hawkwatch.agent.plugins.stall_discovery import Discovery
 from hawkwatch.agent.plugins.stall_loops import BLOCKED, ENDED, TARGETS, PingTarget, Target
-from hawkwatch.agent.plugins.stall_record import (
-    Episode,
-    GcClock,
-    build_value,
-    compact_value,
-    encode_parts,
-    library_prefixes,
-    safe_task_info,
-    shows_the_program,
-    thread_count,
-)
 from hawkwatch.agent.plugins.stall_thresholds import Thresholds
 from hawkwatch.agent.runtime import report_error
 from hawkwatch.agent.sampling import IntervalDraw
@@ -54,8 +44,30 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
+    from hawkwatch.agent.plugins.stall_record import Episode
+
 _DISCOVERY_PERIOD = 0.5
 _MARKER_REFRESH = 0.5
+
+
+class GcClock:
+    """Collections and time spent collecting, counted by a ``gc.callbacks`` hook (2 clock reads)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total_ns = 0
+        self._started = 0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter_ns()
+        elif self._started:
+            self.total_ns += time.perf_counter_ns() - self._started
+            self.count += 1
+            self._started = 0
+
+    def now(self) -> tuple[int, int]:
+        return self.count, self.total_ns
 
 
 class StallMonitor:
@@ -318,6 +330,9 @@ class StallMonitor:
         """Sample the blocked loop's stack; past the threshold, write the hang marker."""
         if not target.thread_id:
             return False
+        from hawkwatch.agent import stacks
+        from hawkwatch.agent.plugins.stall_record import safe_task_info, thread_count
+
         episode = self._episodes.get(target)
         if episode is None:
             episode = self._open(target, start, earliest)
@@ -372,6 +387,9 @@ class StallMonitor:
         episode = self._open(target, start, self._last_check)
         self._attach_dump(target, episode)
         if not episode.backstop:
+            from hawkwatch.agent import stacks
+            from hawkwatch.agent.plugins.stall_record import thread_count
+
             stack = stacks.thread_stack(target.thread_id, self.max_frames)
             if not stack:
                 self._episodes.pop(target, None)
@@ -382,6 +400,8 @@ class StallMonitor:
         episode.late_end = now
 
     def _open(self, target: Target, start: float, earliest: float) -> Episode:
+        from hawkwatch.agent.plugins.stall_record import Episode
+
         episode = Episode(
             kind=target.kind,
             thread_id=target.thread_id,
@@ -438,6 +458,13 @@ class StallMonitor:
         ctx = self._ctx
         if ctx is None:
             return
+        from hawkwatch.agent.plugins.stall_record import (
+            build_value,
+            compact_value,
+            encode_parts,
+            shows_the_program,
+        )
+
         if not unfinished and not shows_the_program(episode):
             self._discard(episode)  # the machine's: never a record without the program's stack
             return
@@ -482,6 +509,8 @@ class StallMonitor:
         if dump is None or backstop is None:
             return
         when, by_thread = dump
+        from hawkwatch.agent.plugins.stall_record import Episode
+
         watched = {t.thread_id: t for t in TARGETS.snapshot() if t.thread_id}
         for thread_id, stack in by_thread.items():
             loop_target = watched.get(thread_id)
@@ -503,5 +532,7 @@ class StallMonitor:
     def _is_library(self, path: str) -> bool:
         prefixes = self._library_prefixes
         if prefixes is None:  # sysconfig's paths cost ~4 ms: found at the first stall, not start
+            from hawkwatch.agent.plugins.stall_record import library_prefixes
+
             prefixes = self._library_prefixes = library_prefixes()
         return path.startswith(prefixes)

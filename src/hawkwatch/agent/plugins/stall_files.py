@@ -37,7 +37,6 @@ from collections.abc import Callable
 
 from hawkwatch._lazylog import lazy_logger
 from hawkwatch.model.plain_records import json_text
-from hawkwatch.model.stack import Stack
 from hawkwatch.store import Session, list_sessions
 from hawkwatch.store._process import is_same_process_alive
 from hawkwatch.store.files import path_join
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from typing import IO, Any, Final
 
     from hawkwatch.model.records import HangKill
+    from hawkwatch.model.stack import Stack
 
 log = lazy_logger(__name__)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 
@@ -39,26 +38,6 @@ if TYPE_CHECKING:
 LINE_LIMIT: Final = 16_254
 """Longest record line the store keeps (``collection,key,value``), in UTF-8 bytes."""
 _SAFETY: Final = 64
-
-
-class GcClock:
-    """Collections and time spent collecting, counted by a ``gc.callbacks`` hook (2 clock reads)."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.total_ns = 0
-        self._started = 0
-
-    def __call__(self, phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter_ns()
-        elif self._started:
-            self.total_ns += time.perf_counter_ns() - self._started
-            self.count += 1
-            self._started = 0
-
-    def now(self) -> tuple[int, int]:
-        return self.count, self.total_ns
 
 
 class Episode:
