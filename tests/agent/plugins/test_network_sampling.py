@@ -58,6 +58,28 @@ def test_the_sampler_warms_up_then_traces_one_in_every() -> None:
     assert all(everything.traced("h") for _ in range(50))
 
 
+@pytest.mark.parametrize("warmup", [0, 1, 3, 64])
+@pytest.mark.parametrize("every", [1, 2, 4, 16])
+def test_the_hooks_shortcut_through_skips_decides_as_traced_does(warmup: int, every: int) -> None:
+    """A hook may answer "untraced" from ``Sampler.skips`` alone (no call): the decisions are
+    those of ``traced`` alone: the first ``warmup``, then every ``every``-th after them."""
+
+    def shortcut(sampler: Sampler, origin: str) -> bool:
+        left = sampler.skips.get(origin, 0)
+        if left > 0:
+            sampler.skips[origin] = left - 1
+            return False
+        return sampler.traced(origin)
+
+    expected = [n <= warmup or (n - warmup) % every == 0 for n in range(1, 200)]
+    for decide in (Sampler.traced, shortcut):
+        sampler = Sampler(warmup=warmup, every=every)
+        mixed = [decide(sampler, host) for _ in range(199) for host in ("a", "b")]
+        assert mixed[::2] == mixed[1::2] == expected  # two hosts, each its own count
+        sampler.reset()
+        assert [decide(sampler, "a") for _ in range(199)] == expected  # counted afresh
+
+
 def test_many_totals_are_bucketed_as_one_by_one() -> None:
     """``buckets_of`` (sorted, a binary search per bucket) counts what ``bucket_of`` gives."""
     totals = [*range(-3, 9000, 7), 3999, 4000, 4001, 10**13, *(n * 999_983 for n in range(5000))]

@@ -47,12 +47,16 @@ class Instrumentation:
         on_error: OnError,
         sampled: Sampled = _always,
         finish_ended: FinishEnded | None = None,
+        *,
+        skips: dict[object, int] | None = None,
     ) -> None:
         self._finish = finish
         self._finish_ended = finish_ended or _ended_untraced(finish)
         """Queues an untraced request that ended well, as an ``Ended`` tuple (in C)."""
         self._sampled = sampled
         """Counts a request to an origin; whether to trace it (``net_sampling.Sampler``)."""
+        self._skips: dict[object, int] = {} if skips is None else skips
+        """``Sampler.skips`` of ``sampled``: its usual answer, untraced, without a call."""
         self._get_loop = get_loop
         self._on_error = on_error
         self._saved: list[tuple[Any, str, Any, Any]] = []

@@ -65,28 +65,54 @@ def buckets_of(totals_ns: list[int]) -> dict[int, int]:
 
 
 class Sampler:
-    """Whether a request to ``origin`` is traced: its host's warm-up, then 1 in ``every``."""
+    """Whether a request to ``origin`` is traced: its host's warm-up, then 1 in ``every``.
 
-    __slots__ = ("_counts", "every", "warmup")
+    Kept as the untraced requests each host has to go before its next traced one (``skips``),
+    so that the usual answer, untraced, costs a look-up and a store: a hook may take it from
+    ``skips`` itself, without calling ``traced`` (a Python call is most of that answer's cost),
+    as ``skips.get(origin, 0) > 0`` → store one less, untraced; else ``traced(origin)``. The two
+    are the same (``traced`` starts with it)."""
+
+    __slots__ = ("_warm", "every", "skips", "warmup")
 
     def __init__(self, warmup: int = 64, every: int = 16) -> None:
         self.warmup = warmup
         self.every = max(every, 1)
-        self._counts: dict[object, int] = {}
+        self.skips: dict[object, int] = {}
+        """Untraced requests to come before the host's next traced one (none: trace it)."""
+        self._warm: dict[object, int] = {}
+        """Each host's requests of its warm-up so far."""
 
     def traced(self, origin: object) -> bool:
-        """Count a request to ``origin``; True when it is to be traced (a look-up and a store)."""
-        counts = self._counts
-        seen = counts.get(origin, 0) + 1
-        if seen == 1 and len(counts) >= MAX_HOSTS:
-            counts.clear()
-        counts[origin] = seen
-        warmup = self.warmup
-        return seen <= warmup or (seen - warmup) % self.every == 0
+        """Count a request to ``origin``; True when it is to be traced."""
+        skips = self.skips
+        left = skips.get(origin, 0)
+        if left > 0:
+            skips[origin] = left - 1
+            return False
+        warm, warmup, every = self._warm, self.warmup, max(self.every, 1)
+        seen = warm.get(origin)
+        if seen is None:  # a new host
+            if len(warm) >= MAX_HOSTS:
+                warm.clear()
+                skips.clear()
+            seen = warm[origin] = 0
+            if warmup <= 0:  # no warm-up: this is the first of ``every``
+                skips[origin] = every - 2
+                return every == 1
+        if seen < warmup:
+            warm[origin] = seen + 1
+            if seen + 1 == warmup:
+                skips[origin] = every - 1
+            return True
+        skips[origin] = every - 1
+        return True
 
     def reset(self) -> None:
-        """Forget every host (a forked child starts its own warm-ups)."""
-        self._counts = {}
+        """Forget every host (a forked child starts its own warm-ups); in place: the hooks
+        hold ``skips``."""
+        self.skips.clear()
+        self._warm.clear()
 
 
 class _Fold:
