@@ -95,17 +95,17 @@ def test_a_batch_of_ended_requests_folds_as_one_by_one() -> None:
     """Untraced requests queued as ``Ended`` tuples and folded many at a time give the
     aggregates each folded alone gives (two hosts, a 5xx, a size unknown)."""
     batch: list[Ended] = [
-        ("aiohttp", "GET", f"http://{host}/p?q=1", f"http://{host}", True, 1000 * n,
-         status, 1000 * n + 37_000 * (n + 1), size)
+        ((f"http://{host}", "GET", status, "aiohttp", 0), 37_000 * (n + 1), size,
+         f"http://{host}/p?q=1", 1000 * n, True)
         for n, (host, status, size) in enumerate(
             [("a:80", 200, 10), ("b:81", 200, None), ("a:80", 503, 4), ("a:80", 200, 6)] * 3
         )
     ]  # fmt: skip
     keep: frozenset[str] = frozenset()
     together, alone = Aggregates(0.0), Aggregates(0.0)
-    together.fold_ended(batch, [item[7] - item[5] for item in batch], keep)
+    together.fold_ended(batch, [item[1] for item in batch], keep)
     for item in batch:
-        alone.fold(untraced_of(item), item[7] - item[5], keep)
+        alone.fold(untraced_of(item), untraced_of(item).total_ns(), keep)
 
     def figures(aggregates: Aggregates) -> list[tuple[object, ...]]:
         return sorted(

@@ -44,8 +44,8 @@ def _bucket_table() -> tuple[list[int], list[int]]:
 
 
 _BOUNDS_NS, _BUCKET_AT = _bucket_table()
-_ENDED_KEY: Final = itemgetter(3, 1, 6, 0)  # an Ended's origin, method, status, library
-_SIZE: Final = itemgetter(8)
+_ENDED_KEY: Final = itemgetter(0)  # an Ended's key: origin, method, status, library, client
+_SIZE: Final = itemgetter(2)
 
 
 def buckets_of(totals_ns: list[int]) -> dict[int, int]:
@@ -167,8 +167,9 @@ class Aggregates:
 
     def fold_ended(self, batch: list[Ended], totals: list[int], keep: frozenset[str]) -> None:
         """Untraced requests queued as ``Ended`` tuples (``totals``: theirs, in ns), each under
-        the key ``fold`` gives it; a batch with one key (one host, method and status: the
-        usual) is folded by C loops (``sum``, ``max``, ``buckets_of``), else grouped first."""
+        the key it carries (the one ``fold`` gives an ``Untraced``); a batch with one key (one
+        host, method and status: the usual) is folded by C loops (``sum``, ``max``,
+        ``buckets_of``), else grouped first."""
         keys = list(map(_ENDED_KEY, batch))
         groups: dict[tuple[object, ...], tuple[list[Ended], list[int]]]
         if keys.count(keys[0]) == len(keys):
@@ -182,17 +183,17 @@ class Aggregates:
                 group[0].append(item)
                 group[1].append(total)
         folds = self._folds
-        for (origin, method, status, library), (items, group_totals) in groups.items():
-            key = (origin, method, status, library, 0)
+        for key, (items, group_totals) in groups.items():
             fold = folds.get(key)
             if fold is None:
                 fold = folds[key] = _Fold(untraced_of(items[0]).facts(keep)[1])
             fold.count += len(items)
+            status = key[2]
             if isinstance(status, int) and status >= 500:
                 fold.errors += len(items)
             fold.response_bytes += sum(filter(None, map(_SIZE, items)))
             fold.sum_ns += sum(group_totals)
-            fold.max_ns = max(fold.max_ns, *group_totals)
+            fold.max_ns = max(fold.max_ns, max(group_totals))  # noqa: PLW3301 - a star unpacks them all
             histogram = fold.histogram
             for bucket, count in buckets_of(group_totals).items():
                 histogram[bucket] = histogram.get(bucket, 0) + count

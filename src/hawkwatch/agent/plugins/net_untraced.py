@@ -96,23 +96,24 @@ class Untraced:
         )  # fmt: skip
 
 
-Ended: TypeAlias = "tuple[str, str, Any, str, bool, int, int | None, int, int | None]"
+Ended: TypeAlias = "tuple[tuple[str, str, int | None, str, int], int, int | None, Any, int, bool]"
 """An untraced request that ended without an error, as a family's hooks queue it when that is
-cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): library, method, URL (text or
-the client's URL object), origin, on a loop's thread, fetch start, status, end (ns,
-``perf_counter_ns``), bytes received. Never one that blocked a loop's thread (a blocking client
-on a loop's thread queues an ``Untraced``: it gets a record). The monitor folds it as it is, and
-makes it an ``Untraced`` (``untraced_of``) only for a record (a slow request) or its host's first
-fold."""
+cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): its aggregate's key (origin,
+method, status, library, client rank: the key ``Aggregates`` folds it under, built where the
+request ends, where a tuple costs least), total (ns), bytes received, URL (text or the client's
+URL object), fetch start (ns, ``perf_counter_ns``), on a loop's thread. Never one that blocked a
+loop's thread (a blocking client on a loop's thread queues an ``Untraced``: it gets a record).
+The monitor folds it as it is, and makes it an ``Untraced`` (``untraced_of``) only for a record
+(a slow request) or its aggregate's first fold."""
 
 
 def untraced_of(ended: Ended) -> Untraced:
     """The ``Untraced`` an ``Ended`` tuple stands for."""
-    library, method, url, origin, on_loop, start, status, end, size = ended
+    (origin, method, status, library, client), total, size, url, start, on_loop = ended
     untraced = Untraced(library, method, "", start)
     untraced.url_object, untraced.origin, untraced.key = url, origin, origin
-    untraced.on_loop_thread, untraced.status = on_loop, status
-    untraced.response_end, untraced.response_bytes = end, size
+    untraced.client, untraced.on_loop_thread, untraced.status = client, on_loop, status
+    untraced.response_end, untraced.response_bytes = start + total, size
     untraced.finished = True
     return untraced
 

@@ -21,8 +21,8 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from itertools import islice
-from operator import itemgetter, sub
+from itertools import repeat
+from operator import itemgetter
 from types import ModuleType
 
 from hawkwatch.agent.import_hooks import AfterImport
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 DRAIN_INTERVAL_S: Final = 0.2
 _MAX_QUEUED: Final = 1 << 16
 """Untraced requests queued between two drains at most (0.2 s: far more than a process makes)."""
-_START, _END = itemgetter(5), itemgetter(7)  # of an Ended
+_TOTAL: Final = itemgetter(1)  # of an Ended
+_POPLEFT: Final = deque.popleft
 
 
 def running_loop() -> object | None:
@@ -114,6 +115,7 @@ class NetworkMonitor:
             self._failure.capture,
             self._sampler.traced,
             self._ended_untraced.append,
+            skips=self._sampler.skips,
         )
         self._late.append(instrumentation)
         instrumentation.install(module)
@@ -170,8 +172,8 @@ class NetworkMonitor:
         count = len(queue)
         if not count:
             return []
-        batch = list(islice(iter(queue.popleft, None), count))  # popped in C, none lost
-        totals = list(map(sub, map(_END, batch), map(_START, batch)))
+        batch = list(map(_POPLEFT, repeat(queue, count)))  # popped in C, none lost
+        totals = list(map(_TOTAL, batch))
         slow_ns, recorded = self._slow_ns, []
         if max(totals) >= slow_ns:  # rare: sorted out one by one
             kept, kept_totals = [], []
