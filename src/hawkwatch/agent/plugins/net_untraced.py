@@ -9,6 +9,7 @@ from hawkwatch.agent.plugins.net_timeline import (
     _index,
     _phase_of,
     _url_facts,
+    records_model,
     root_cause,
 )
 
@@ -83,24 +84,25 @@ class Untraced:
 
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """What is known of it, ``traced`` false."""
-        from hawkwatch.model.records import NetworkTransaction, Phases  # loaded by its first write
-
+        model = records_model()  # loaded by the first record, kept
         facts = self.facts(keep_params)
         total = (self.total_ns() + 500) // 1000 / 1000
-        return NetworkTransaction(
+        record: NetworkTransaction = model.NetworkTransaction(
             wall_offset + self.fetch_start / 1e9, self.method, facts[0], facts[1],
             self.library_name(), next(_index), self.status, None, None,
-            Phases(total=total), self.request_bytes or None, self.response_bytes, None,
+            model.Phases(total=total), self.request_bytes or None, self.response_bytes, None,
             self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
             False,
         )  # fmt: skip
+        return record
 
 
 Ended: TypeAlias = "tuple[tuple[str, str, int | None, str, int], int, int | None, Any, int, bool]"
 """An untraced request that ended without an error, as a family's hooks queue it when that is
 cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): its aggregate's key (origin,
-method, status, library, client rank: the key ``Aggregates`` folds it under, built where the
-request ends, where a tuple costs least), total (ns), bytes received, URL (text or the client's
+method as the app gave it (made upper case where it is written), status, library, client rank:
+the key ``Aggregates`` folds it under, built where the request ends, where a tuple costs
+least), total (ns), bytes received, URL (text or the client's
 URL object), fetch start (ns, ``perf_counter_ns``), on a loop's thread. Never one that blocked a
 loop's thread (a blocking client on a loop's thread queues an ``Untraced``: it gets a record).
 The monitor folds it as it is, and makes it an ``Untraced`` (``untraced_of``) only for a record
@@ -110,7 +112,7 @@ The monitor folds it as it is, and makes it an ``Untraced`` (``untraced_of``) on
 def untraced_of(ended: Ended) -> Untraced:
     """The ``Untraced`` an ``Ended`` tuple stands for."""
     (origin, method, status, library, client), total, size, url, start, on_loop = ended
-    untraced = Untraced(library, method, "", start)
+    untraced = Untraced(library, method.upper(), "", start)
     untraced.url_object, untraced.origin, untraced.key = url, origin, origin
     untraced.client, untraced.on_loop_thread, untraced.status = client, on_loop, status
     untraced.response_end, untraced.response_bytes = start + total, size
