@@ -55,6 +55,9 @@ _clock = time.perf_counter_ns
 _current: contextvars.ContextVar[_Hop | None] = contextvars.ContextVar(
     "hawkwatch_aiohttp_hop", default=None
 )
+_tracing: set[_Hop] = set()
+"""The first hop of each traced request in flight: while there is none, the hooks below
+``_request`` return at once, without reading ``_current`` (a method call)."""
 #: The shapes the direct instrumentation relies on: (owner, function, its parameters).
 _SHAPES: Final = (
     ("ClientSession", "_request", ("self", "method", "str_or_url")),
@@ -173,17 +176,15 @@ def _wrap_request(
         data: Any = None,
         **kwargs: Any,
     ) -> Any:
-        if kwargs:
-            request = original(session, method, str_or_url, allow_redirects=allow_redirects,
-                               data=data, **kwargs)  # fmt: skip
-        else:
-            request = original(session, method, str_or_url, allow_redirects=allow_redirects,
-                               data=data)  # fmt: skip
+        request = (
+            original(session, method, str_or_url, allow_redirects=allow_redirects, data=data,
+                     **kwargs) if kwargs
+            else original(session, method, str_or_url, allow_redirects=allow_redirects, data=data)
+        )  # fmt: skip
         try:
-            origin = _origins.get(str_or_url) if type(str_or_url) is str else None
+            origin = _origins.get(str_or_url)  # (text or aiohttp's URL: both hash)
             if origin is None:
                 origin = _origin(session, str_or_url)
-            name = method if method in _METHODS else method.upper()
             left = skips.get(origin, 0)
             if left > 0:  # untraced (``Sampler.skips``: no call)
                 skips[origin] = left - 1
@@ -198,69 +199,52 @@ def _wrap_request(
             try:
                 response = await request
             except BaseException as exc:
-                _untraced_failed(name, str_or_url, origin, start, exc=exc, finish=finish)
+                _untraced_failed(method, str_or_url, origin, start, exc=exc, finish=finish)
                 raise
             try:
                 if response._closed:  # the body came with the head: it ended
                     finish_ended((
-                        (origin, name, response.status, "aiohttp", 0), _clock() - start,
+                        (origin, method, response.status, "aiohttp", 0), _clock() - start,
                         getattr(response.content, "total_bytes", None), str_or_url, start, True,
                     ))  # fmt: skip
                 else:  # it ends when aiohttp gives its connection back
                     _when_released(response, partial(
-                        _untraced_released, response, (origin, name, str_or_url, start),
+                        _untraced_released, response, (origin, method, str_or_url, start),
                         finish_ended, on_error,
                     ))  # fmt: skip
             except Exception as exc:  # never into the request
                 on_error(exc)
             return response
-        return await _traced(request, name, str_or_url, origin, get_loop=get_loop,
-                             on_error=on_error, finish=finish)  # fmt: skip
+        previous, hop = _current.get(), None
+        try:
+            hop = _Hop("aiohttp", method.upper(), "")
+            hop.url_object, hop.origin = str_or_url, origin  # ``send`` puts the request's own URL
+            describe_context(hop, get_loop, 1)
+            _current.set(hop)
+            _tracing.add(hop)
+        except Exception as exc:  # never into the request
+            on_error(exc)
+        try:
+            return await request
+        except BaseException as exc:
+            last = _current.get()
+            if last is not None and last is not previous and not last.finished:
+                last.fail(exc)
+                last.finished = True
+                finish(last)
+            raise
+        finally:
+            _current.set(previous)
+            _tracing.discard(hop)
 
     return _request
-
-
-async def _traced(
-    request: Any,
-    method: str,
-    url: Any,
-    origin: str,
-    *,
-    get_loop: Callable[[], object | None],
-    on_error: OnError,
-    finish: Finish,
-) -> Any:
-    """A traced request: its hop, in ``_current`` for the hooks below while it runs."""
-    previous = _current.get()
-    try:
-        hop = _Hop("aiohttp", method, "")
-        hop.url_object, hop.origin = url, origin  # ``send`` puts the request's own URL
-        describe_context(hop, get_loop, 1)
-        _current.set(hop)
-    except Exception as exc:  # never into the request
-        on_error(exc)
-    try:
-        return await request
-    except BaseException as exc:
-        last = _current.get()
-        if last is not None and last is not previous and not last.finished:
-            last.fail(exc)
-            last.finished = True
-            finish(last)
-        raise
-    finally:
-        _current.set(previous)
-
-
-_METHODS: Final = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
-"""Methods already in upper case, kept as they are (aiohttp's own constants: one object)."""
 
 
 def _untraced_failed(
     method: str, url: Any, origin: str, start: int, *, exc: BaseException, finish: Finish
 ) -> None:
     """An untraced request that raised: an ``Untraced``, for its record."""
-    untraced = Untraced("aiohttp", method, "", start)
+    untraced = Untraced("aiohttp", method.upper(), "", start)
     untraced.url_object, untraced.origin, untraced.key = url, origin, origin
     untraced.on_loop_thread = True
     untraced.fail(exc)
@@ -318,7 +302,7 @@ def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callab
     original's own coroutine, adding a call but no coroutine frame to await."""
 
     def _resolve_host(conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
-        hop = _current.get()
+        hop = _current.get() if _tracing else None
         if hop is None or is_ip_address(host):
             return original(conn, host, *args, **kwargs)
         return timed(hop, conn, host, *args, **kwargs)
@@ -334,7 +318,7 @@ def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callab
 
 def _wrap_connect(original: Any) -> Callable[..., Any]:
     def _create_connection(conn: Any, *args: Any, **kwargs: Any) -> Any:
-        hop = _current.get()
+        hop = _current.get() if _tracing else None
         if hop is None:
             return original(conn, *args, **kwargs)
         return timed(hop, conn, *args, **kwargs)
@@ -353,6 +337,8 @@ def _wrap_connect(original: Any) -> Callable[..., Any]:
 
 def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
     def send(request: Any, conn: Any) -> Any:
+        if not _tracing:
+            return original(request, conn)
         hop = _current.get()
         if hop is None:
             return original(request, conn)
@@ -376,6 +362,8 @@ def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
 
 def _wrap_start(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
     def start(response: Any, connection: Any) -> Any:
+        if not _tracing:
+            return original(response, connection)
         hop = _current.get()
         if hop is None:
             return original(response, connection)

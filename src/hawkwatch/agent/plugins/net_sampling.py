@@ -226,9 +226,9 @@ class Aggregates:
                 _, host, method, status, library = key
                 name = (str(host), str(method), status_class(status), str(library))
             else:
-                _, method, status, library, client = key
+                _, method, status, library, client = key  # (an ``Ended``'s method: the app's)
                 library = library or CLIENTS[client if isinstance(client, int) else 0]
-                name = (fold.host, str(method), status_class(status), str(library))
+                name = (fold.host, str(method).upper(), status_class(status), str(library))
             into = merged.get(name)
             if into is None:
                 merged[name] = fold
