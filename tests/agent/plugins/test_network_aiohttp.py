@@ -180,3 +180,36 @@ def test_posts_keywords_and_methods_reach_aiohttp_and_are_counted(
     assert asyncio.run(other_calls(server)) == [500, 200, 200]
     counted = {(a.method, a.status_class): a.count for a in aggregates()}
     assert counted == {("POST", "2xx"): 1, ("GET", "2xx"): 2}
+
+
+async def gathered(server: HttpServer, count: int) -> list[int]:
+    async with aiohttp.ClientSession() as session:
+
+        async def one(n: int) -> int:
+            async with session.get(server.url(f"/wait?ms={10 * (n % 3)}")) as response:
+                await response.read()
+                return response.status
+
+        return list(await asyncio.gather(*(one(n) for n in range(count))))
+
+
+def test_traced_and_untraced_requests_in_flight_together_are_each_timed(
+    server: HttpServer, hawkwatch_home: Path
+) -> None:
+    """Half the requests traced, all in flight at once: the traced ones get every phase (the
+    hooks under ``_request`` look for a hop while any traced request is in flight), the
+    untraced ones are counted."""
+    hawkwatch.start(**{"stall.enabled": False, "network.sample_warmup": 0,
+                       "network.sample_every": 2})  # fmt: skip
+    agent = current_agent()
+    assert agent is not None
+    folder = agent.session.path
+    assert asyncio.run(gathered(server, 8)) == [200] * 8
+    (aggregate,) = aggregates()
+    assert (aggregate.count, aggregate.traced) == (8, 4)
+    records = [NetworkTransaction.from_record(r)
+               for r in Session.open(folder).records(c.NETWORK_TRANSACTION)]  # fmt: skip
+    assert len(records) == 4
+    for record in records:
+        assert record.traced and record.status == 200 and record.response_bytes == 1000
+        assert None not in (record.phases_ms.send, record.phases_ms.ttfb, record.phases_ms.receive)
