@@ -27,8 +27,10 @@ aiohttp's stream counted them; when the body came with the head (a small answer:
 it ended in ``start``. Nothing of aiohttp's that every response calls (``read``,
 ``release``…) is wrapped for it: a callback is added only to a response still streaming.
 
-Untraced requests (``net_sampling``) go through ``_request``'s wrapper alone: no object of
-ours (an ``Ended`` tuple, queued in C, when the body ends); the hooks between return at once.
+Untraced requests (``net_sampling``) go through ``_request``'s wrapper alone, the hooks between
+returning at once: no object of ours; where the body ends, its total and bytes are appended to
+the monitor's ``Tally`` under its aggregate's key (a request that failed or was slow gets an
+``Untraced``, for its record).
 """
 
 from __future__ import annotations
@@ -41,17 +43,14 @@ from functools import partial
 from itertools import chain
 from typing import Any, Final
 
-from hawkwatch.agent.plugins.net_patch import (
-    Finish,
-    FinishEnded,
-    Instrumentation,
-    OnError,
-    Sampled,
-)
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
-from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
+from hawkwatch.model.network_rules import SLOW_REQUEST_MS
 
 _clock = time.perf_counter_ns
+_SLOW_NS: Final = int(SLOW_REQUEST_MS * 1e6)
+"""An untraced request this long gets a record (the monitor's slow-request threshold)."""
 _current: contextvars.ContextVar[_Hop | None] = contextvars.ContextVar(
     "hawkwatch_aiohttp_hop", default=None
 )
@@ -138,7 +137,7 @@ class AiohttpInstrumentation(Instrumentation):
                 on_error,
                 sampled=self._sampled,
                 skips=self._skips,
-                finish_ended=self._finish_ended,
+                tally=self._tally,
             ),
         )
         self.replace(
@@ -152,7 +151,7 @@ class AiohttpInstrumentation(Instrumentation):
         self.replace(response, "start", _wrap_start(response.start, finish, on_error))
 
 
-def _wrap_request(
+def _wrap_request(  # noqa: PLR0915 - see _request
     original: Any,
     finish: Finish,
     get_loop: Callable[[], object | None],
@@ -160,14 +159,15 @@ def _wrap_request(
     *,
     sampled: Sampled,
     skips: dict[object, int],
-    finish_ended: FinishEnded,
+    tally: Tally,
 ) -> Callable[..., Any]:
     """``allow_redirects`` and ``data`` are taken by name because aiohttp's ``get``/``post``…
     always pass one of them: with no other keyword, the original is called without a
     dictionary of keywords to build and unpack (under callgrind ~2,500 instructions of the
     ~3,300 a pass-through wrapper with ``**kwargs`` cost)."""
+    lists = tally.lists
 
-    async def _request(
+    async def _request(  # noqa: PLR0915 - one frame: each helper would be a call per request
         session: Any,
         method: str,
         str_or_url: Any,
@@ -194,7 +194,7 @@ def _wrap_request(
         except Exception as exc:  # never into the request
             on_error(exc)
             return await request
-        if not traced:  # no object of ours until it ends: an ``Ended`` tuple then
+        if not traced:  # no object of ours: counted in the tally when it ends
             start = _clock()
             try:
                 response = await request
@@ -202,16 +202,20 @@ def _wrap_request(
                 _untraced_failed(method, str_or_url, origin, start, exc=exc, finish=finish)
                 raise
             try:
-                if response._closed:  # the body came with the head: it ended
-                    finish_ended((
-                        (origin, method, response.status, "aiohttp", 0), _clock() - start,
-                        getattr(response.content, "total_bytes", None), str_or_url, start, True,
-                    ))  # fmt: skip
-                else:  # it ends when aiohttp gives its connection back
+                if not response._closed:  # it ends when aiohttp gives its connection back
                     _when_released(response, partial(
-                        _untraced_released, response, (origin, method, str_or_url, start),
-                        finish_ended, on_error,
+                        _untraced_ended, response.status, response.content,
+                        (origin, method, str_or_url, start), tally, finish, on_error,
                     ))  # fmt: skip
+                elif (total := _clock() - start) < _SLOW_NS:  # ended with its head: counted
+                    key = (origin, method, response.status, "aiohttp", 0)
+                    items = lists.get(key) or tally.new_key(key, str_or_url)
+                    items.append(total)
+                    items.append(getattr(response.content, "total_bytes", None))
+                else:  # slow: a record
+                    begun = (origin, method, str_or_url, start)
+                    _untraced_ended(response.status, response.content, begun, tally, finish,
+                                    on_error)  # fmt: skip
             except Exception as exc:  # never into the request
                 on_error(exc)
             return response
@@ -254,7 +258,9 @@ def _untraced_failed(
 
 def _when_released(response: Any, callback: Callable[[], None]) -> None:
     """Call ``callback`` when aiohttp gives the response's connection back (its body's end of
-    file, or its release or close); now if it has none left."""
+    file, or its release or close); now if it has none left. The callback must not hold the
+    response: the connection it sits on is the response's, and a cycle through an object with
+    a finalizer (a response, a connection) would leave it to the collector's passes."""
     connection = response.connection
     if connection is None:
         callback()
@@ -262,17 +268,34 @@ def _when_released(response: Any, callback: Callable[[], None]) -> None:
         connection.add_callback(callback)
 
 
-def _untraced_released(
-    response: Any, begun: tuple[str, str, Any, int], finish_ended: FinishEnded, on_error: OnError
+def _untraced_ended(  # noqa: PLR0917 - bound by ``partial``, positionally
+    status: int,
+    content: Any,
+    begun: tuple[str, str, Any, int],
+    tally: Tally,
+    finish: Finish,
+    on_error: OnError,
 ) -> None:
-    """An untraced request's body ended (``_when_released``): its ``Ended``."""
+    """An untraced request's body ended (now, or where ``_when_released`` called it; ``content``:
+    the response's stream): counted in the tally, or, slow (``SLOW_REQUEST_MS``), an
+    ``Untraced`` for its record."""
     try:
         origin, method, url, start = begun
-        finish_ended((
-            (origin, method, response.status, "aiohttp", 0), _clock() - start,
-            getattr(response.content, "total_bytes", None), url, start, True,
-        ))  # fmt: skip
-    except Exception as exc:  # aiohttp's ``_notify_release`` would hide it
+        end = _clock()
+        size = getattr(content, "total_bytes", None)
+        if end - start < _SLOW_NS:
+            key = (origin, method, status, "aiohttp", 0)
+            items = tally.lists.get(key) or tally.new_key(key, url)
+            items.append(end - start)
+            items.append(size)
+            return
+        untraced = Untraced("aiohttp", method.upper(), "", start)
+        untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+        untraced.on_loop_thread, untraced.status = True, status
+        untraced.response_end, untraced.response_bytes = end, size
+        untraced.finished = True
+        finish(untraced)
+    except Exception as exc:  # (aiohttp's ``_notify_release`` would hide it)
         on_error(exc)
 
 
@@ -376,29 +399,31 @@ def _wrap_start(original: Any, finish: Finish, on_error: OnError) -> Callable[..
         hop.response = response.raw_headers  # described on the scheduler thread; not the
         # response: it is finalized on the loop, as without us
         if response._closed:  # the body came with the head: it ended
-            _end_traced(response, hop, finish)
+            _end_traced(response.content, hop, finish)
         else:
-            _when_released(response, partial(_traced_released, response, hop, finish, on_error))
+            _when_released(
+                response, partial(_traced_released, response.content, hop, finish, on_error)
+            )
         return result
 
     return start
 
 
-def _end_traced(response: Any, hop: _Hop, finish: Finish) -> None:
+def _end_traced(content: Any, hop: _Hop, finish: Finish) -> None:
     """A traced response's body ended (or it was released or closed unread): the bytes as
-    aiohttp's stream counted them (decoded, as ``read`` returns them)."""
+    aiohttp's stream (``content``) counted them (decoded, as ``read`` returns them)."""
     if hop.finished:  # a redirect's next ``send`` ended it already
         return
     if hop.response_bytes is None:
-        hop.response_bytes = getattr(response.content, "total_bytes", None)
+        hop.response_bytes = getattr(content, "total_bytes", None)
     hop.response_end = hop.response_end or _clock()
     hop.finished = True
     finish(hop)
 
 
-def _traced_released(response: Any, hop: _Hop, finish: Finish, on_error: OnError) -> None:
+def _traced_released(content: Any, hop: _Hop, finish: Finish, on_error: OnError) -> None:
     try:
-        _end_traced(response, hop, finish)
+        _end_traced(content, hop, finish)
     except Exception as exc:  # aiohttp's ``_notify_release`` would hide it
         on_error(exc)
 
