@@ -14,7 +14,8 @@ what the library costs before the monitor does anything. ``quiet``
 (``network_instructions.py``, under callgrind): the agent's periodic monitors are off in both
 arms, the timed loop is bracketed by ``os.getppid()`` and ``os.getpgrp()``, where callgrind
 zeroes and dumps its counters, and the monitor's writing of the ended requests (its ``drain``,
-a timer's job on the scheduler thread otherwise) runs in the program's thread before each, and
+the job of two timers on the scheduler thread otherwise) runs in the program's thread before
+each, and
 what the warm-up left alive is frozen out of the garbage collector's passes (``gc.freeze``).
 """
 
@@ -46,8 +47,11 @@ if quiet:  # nothing periodic but the network monitor's own writing: counts that
         options[f"{name}.enabled"] = False
     # ended requests stay queued and are written in the counted thread (``drain`` below), not
     # on the scheduler's timer: under callgrind a run lasts ~50x longer, so the timer's work
-    # per request would scale with the machine's load
-    network.DRAIN_INTERVAL_S = 1e6
+    # per request would scale with the machine's load. The aggregates' timer drains too (every
+    # 10 s: within a run under callgrind, more often the slower the machine): pushed out as well,
+    # it moved a run's writing to the scheduler's thread (traced +46k a request in one run,
+    # +116k in the next) and raced the counted thread's drain
+    network.DRAIN_INTERVAL_S = network.AGGREGATE_INTERVAL_S = 1e6
 hawkwatch.start(**options)
 hooks = arm == "hooks"
 

@@ -16,10 +16,11 @@ What each batch holds, so that it shows what a long-running service pays per req
   traced) in seconds. Then the monitor writes them (``drain``): the process's first write
   imports the typed model and msgspec, once (the warm-up round).
 - The monitor's writing of the batch's requests (``drain``, in this thread, timed): the
-  scheduler's timer that does it every 0.2 s otherwise is pushed out of the batch
-  (``network.DRAIN_INTERVAL_S``), so that none of it is left to the untimed stop. The window's
-  ``network-aggregate`` records (every 10 s, and at stop) are not in it: once per batch here,
-  once per 10 s of requests in a service.
+  scheduler's timers that do it otherwise (every 0.2 s, and with each 10 s window of
+  aggregates) are pushed out of the batch (``network.DRAIN_INTERVAL_S``,
+  ``AGGREGATE_INTERVAL_S``), so that none of it is left to the untimed stop. The window's
+  ``network-aggregate`` records are not in it: written at stop here, once per 10 s of
+  requests in a service.
 - The libraries as the arm leaves them: with the monitor off (``off``, ``aa``, after an arm
   that had it on), no function or class attribute of the modules the monitor may wrap is ours
   (a wrapper keeps the original's name but its own module; nor an attribute named after us):
@@ -117,7 +118,9 @@ def batch(family: str, url: str, count: int, arm: str) -> tuple[float, float]:
 
 def main() -> None:
     family, url, count, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    network.DRAIN_INTERVAL_S = 1e6  # the batch's drain runs in this thread, timed
+    # the batch's drain runs in this thread, timed; the aggregates' timer drains too (and would
+    # race this thread's drain): pushed out as well, the window is written at stop
+    network.DRAIN_INTERVAL_S = network.AGGREGATE_INTERVAL_S = 1e6
     net_families.libraries(family)  # imported before the agent first starts
     arms = tuple(ARMS)
     for arm in arms:  # the warm-up round: imports, the first write, connections, caches
