@@ -1,23 +1,39 @@
 """What the network monitor costs per request: requests/s with the monitor on vs off.
 
-Run: python benchmarks/network_overhead.py [--pairs 9] [--requests 2000] [--families ...]
-         [--accuracy] [--accuracy-runs 5]
+Run: python benchmarks/network_overhead.py [--rounds 51] [--requests 300] [--families ...]
+         [--processes [--pairs 9] [--control]] [--accuracy] [--accuracy-runs 5]
 
-A fast keep-alive aiohttp.web server answers 1 KB on loopback (its own process). For each client
-family (http.client, requests, httpx, httpx-async, aiohttp), each round runs the client in fresh
-processes: ``network.enabled`` off; on as configured by default (``on``: head sampling, after
-each host's warm-up 1 request in ``network.sample_every`` traced, every request counted); and
-on with every request traced (``full``: ``sample_every = 1``, what tracing costs), every other
-monitor the same in all, in an order that rotates each round (BENCHMARKS.md). Overhead per
-round = (requests/s off) / (requests/s of the arm) − 1; printed per arm: the median over rounds,
-min and max. Targets (issue #19, for the default): ≤ 2 % for requests and httpx, ≤ 3 % for
-aiohttp. The per-request cost in µs is printed beside it: it is what a slower server or a real
-network would dilute. The client's own CPU time per request (µs, off/on/full) is printed too:
-it is steadier than requests/s on a shared machine. The load average is printed per family.
+A fast keep-alive aiohttp.web server answers 1 KB on loopback (its own process). Each client
+family (http.client, requests, httpx, httpx-async, aiohttp) runs in one client process of its
+own (``workloads/net_rounds.py``), where the arms alternate batch by batch, as in
+``io_overhead.py``: for each batch the agent is started with the arm's configuration, the
+untimed warm-up requests are made (past the host's sampling warm-up: 64 traced, then 1 in 16),
+a timed batch of ``--requests`` requests is made and written (the monitor's ``drain``, in the
+batch), and the agent is stopped. Arms: ``off`` (the network monitor off), ``on`` (as
+configured by default: per-host head sampling, every request counted), ``full`` (every request
+traced: ``sample_every = 1``, what tracing costs) and ``aa`` (off again: the A/A control,
+showing how far two identical arms drift apart here now); every other monitor is off in all.
+The order rotates each round (each arm first in turn); a first round, not counted, warms up
+imports, connections and the monitor's one-time first write. The off arms check that the
+libraries run unpatched after the agent stopped (no wrapper of ours left on the modules the
+monitor may wrap), the on arms that they are wrapped.
 
-``--control``: each round also runs a second ``off`` process (A/A, same rotation): its median
-ratio says how far two identical arms drift apart on this machine now (other work, CPU
-frequency), the noise floor the overhead must be read against on a shared machine.
+Why in one process: between processes, identical runs differ by ±5–10 % in requests/s here
+(where the heap, the interpreter's caches and the CPU's state land), more than the 2–3 % to
+resolve; within one process, consecutive batches share all of that, and the machine's load
+moves both arms of a round alike.
+
+Overhead per round = (wall time of the arm's batch) / (the off batch's) − 1 = (requests/s
+off) / (requests/s of the arm) − 1; printed per arm: the median over rounds, min and max, and
+the same for the process's CPU time (every thread: the scheduler's work included), steadier on
+a shared machine. The added µs per request (median wall per request, arm − off: what a slower
+server or a real network would dilute) and the client's CPU µs per request are beside it.
+Targets (issue #19, for ``on``): ≤ 2 % for requests and httpx, ≤ 3 % for aiohttp. The load
+average is printed at the start, per family and at the end.
+
+``--processes``: the former method, each arm a fresh process per round
+(``workloads/net_client.py``: off, on, full; ``--control``: a second off, A/A), ``--pairs``
+rounds: the median of per-round ratios of requests/s, and the client's CPU µs per request.
 
 ``--accuracy`` also runs ``workloads/net_accuracy.py`` per family: a server waits 200 ms before the
 first byte, trickles a body over 4 × 50 ms, and a name resolves after 100 ms; printed is how far
@@ -30,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -39,6 +56,47 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 FAMILIES = ("http.client", "requests", "httpx", "httpx-async", "aiohttp")
 TARGETS = {"requests": 0.02, "httpx": 0.02, "httpx-async": 0.02, "aiohttp": 0.03}
+
+
+ROUND_ARMS = ("on", "full", "aa")  # compared with "off", in net_rounds.py's rotation
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def in_one_process(family: str, url: str, count: int, rounds: int, env: dict[str, str]) -> None:
+    """The arms alternated in one client process (``net_rounds.py``); one table row per arm."""
+    out = subprocess.run(
+        [sys.executable, str(HERE / "workloads" / "net_rounds.py"), family, url, str(count),
+         str(rounds)],
+        capture_output=True, text=True, env=env, timeout=3600, check=False,
+    )  # fmt: skip
+    if out.returncode:
+        raise SystemExit(f"{family}: net_rounds.py failed:\n{out.stderr[-2000:]}")
+    batches: dict[str, dict[int, tuple[float, float]]] = {}
+    for line in out.stdout.splitlines():
+        row = json.loads(line)
+        batches.setdefault(row["arm"], {})[row["round"]] = (row["wall_s"], row["cpu_s"])
+    off = batches["off"]
+    off_wall = statistics.median(wall for wall, _ in off.values())
+    off_cpu = statistics.median(cpu for _, cpu in off.values())
+    target = TARGETS.get(family)
+    for arm in ROUND_ARMS:
+        walls = [batches[arm][r][0] / off[r][0] - 1 for r in sorted(off)]
+        cpus = [batches[arm][r][1] / off[r][1] - 1 for r in sorted(off)]
+        arm_wall = statistics.median(wall for wall, _ in batches[arm].values())
+        arm_cpu = statistics.median(cpu for _, cpu in batches[arm].values())
+        verdict = "" if target is None or arm != "on" else (
+            f"≤ {target:.0%}: {'met' if statistics.median(walls) <= target else 'NOT met'}"
+        )  # fmt: skip
+        print(f"{family if arm == 'on' else '':<12} "
+              f"{f'{count / off_wall:.0f}' if arm == 'on' else '':>8} {arm:>5} "
+              f"{statistics.median(walls):>+8.1%} {min(walls):>+7.1%} {max(walls):>+7.1%} "
+              f"{(arm_wall - off_wall) / count * 1e6:>+7.1f} "
+              f"{statistics.median(cpus):>+8.1%} {min(cpus):>+7.1%} {max(cpus):>+7.1%} "
+              f"{off_cpu / count * 1e6:>7.1f} {arm_cpu / count * 1e6:>7.1f}"
+              f"  {verdict:<12}" + (f" {load()}" if arm == "on" else ""))  # fmt: skip
 
 
 def one_arm(
@@ -74,15 +132,62 @@ def accuracy(families: list[str], runs: int, env: dict[str, str]) -> None:
         print(f"{family:<12} " + " ".join(f"{cell:>18}" for cell in cells))
 
 
+def in_processes(families: list[str], url: str, args: argparse.Namespace,
+                 env: dict[str, str]) -> None:  # fmt: skip
+    """The former method: each arm a fresh process per round (``--processes``)."""
+    print(f"{args.requests} requests per arm, {args.pairs} rounds, each arm a fresh process")
+    print(f"{'family':<12} {'rps off':>9} {'arm':>5} {'rps':>9} {'overhead':>9} {'min':>7} "
+          f"{'max':>7} {'µs/req':>7} {'cpu µs':>8}" + (f" {'A/A':>7}" if args.control else "")
+          + "  target  load")  # fmt: skip
+    for family in families:
+        names = ["off", "on", "full"] + (["control"] if args.control else [])
+        rates: dict[str, list[float]] = {name: [] for name in names}
+        cpus: dict[str, list[float]] = {name: [] for name in names}
+        for round_index in range(args.pairs):
+            turn = round_index % len(names)
+            for arm in names[turn:] + names[:turn]:  # each arm first in turn
+                rate, cpu = one_arm(
+                    family, url, args.requests, arm.replace("control", "off"), env
+                )
+                rates[arm].append(rate)
+                cpus[arm].append(cpu)
+        off = statistics.median(rates["off"])
+        target = TARGETS.get(family)
+        control = ""
+        if args.control:
+            aa = [a / b - 1 for a, b in zip(rates["off"], rates["control"], strict=True)]
+            control = f" {statistics.median(aa):>+7.1%}"
+        for arm in ("on", "full"):
+            ratios = [a / b - 1 for a, b in zip(rates["off"], rates[arm], strict=True)]
+            median = statistics.median(ratios)
+            cost_us = (1 / statistics.median(rates[arm]) - 1 / off) * 1e6
+            verdict = "" if target is None or arm != "on" else (
+                f"≤ {target:.0%}: {'met' if median <= target else 'NOT met'}"
+            )  # fmt: skip
+            print(f"{family if arm == 'on' else '':<12} "
+                  f"{f'{off:.0f}' if arm == 'on' else '':>9} {arm:>5} "
+                  f"{statistics.median(rates[arm]):>9.0f} {median:>+8.1%} "
+                  f"{min(ratios):>+7.1%} {max(ratios):>+7.1%} {cost_us:>7.1f} "
+                  f"{statistics.median(cpus[arm]):>8.1f}"
+                  + (control if arm == "on" else " " * len(control))
+                  + f"  {verdict}  {os.getloadavg()[0]:.1f}")  # fmt: skip
+        print(f"{'':<12} {'':>9} {'off':>5} {off:>9.0f} {'':>9} {'':>7} {'':>7} {'':>7} "
+              f"{statistics.median(cpus['off']):>8.1f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=9)
-    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=51, help="rounds of all arms (one process)")
+    parser.add_argument("--requests", type=int, default=300, help="requests per batch")
     parser.add_argument("--families", default=",".join(FAMILIES))
+    parser.add_argument("--processes", action="store_true",
+                        help="the former method: each arm a fresh process per round")  # fmt: skip
+    parser.add_argument("--pairs", type=int, default=9, help="--processes: rounds")
+    parser.add_argument("--control", action="store_true", help="--processes: an A/A pair too")
     parser.add_argument("--accuracy", action="store_true", help="also measure phase accuracy")
     parser.add_argument("--accuracy-runs", type=int, default=5)
-    parser.add_argument("--control", action="store_true", help="also an A/A (off vs off) pair")
     args = parser.parse_args()
+    families = args.families.split(",")
     home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
     env["HAWKWATCH_HOME"] = home
@@ -93,47 +198,25 @@ def main() -> None:
     try:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/"
-        print(f"server {url}; {args.requests} requests per arm, {args.pairs} rounds, alternated")
-        print(f"{'family':<12} {'rps off':>9} {'arm':>5} {'rps':>9} {'overhead':>9} {'min':>7} "
-              f"{'max':>7} {'µs/req':>7} {'cpu µs':>8}" + (f" {'A/A':>7}" if args.control else "")
-              + "  target  load")  # fmt: skip
-        for family in args.families.split(","):
-            names = ["off", "on", "full"] + (["control"] if args.control else [])
-            rates: dict[str, list[float]] = {name: [] for name in names}
-            cpus: dict[str, list[float]] = {name: [] for name in names}
-            for round_index in range(args.pairs):
-                turn = round_index % len(names)
-                for arm in names[turn:] + names[:turn]:  # each arm first in turn
-                    rate, cpu = one_arm(
-                        family, url, args.requests, arm.replace("control", "off"), env
-                    )
-                    rates[arm].append(rate)
-                    cpus[arm].append(cpu)
-            off = statistics.median(rates["off"])
-            target = TARGETS.get(family)
-            control = ""
-            if args.control:
-                aa = [a / b - 1 for a, b in zip(rates["off"], rates["control"], strict=True)]
-                control = f" {statistics.median(aa):>+7.1%}"
-            for arm in ("on", "full"):
-                ratios = [a / b - 1 for a, b in zip(rates["off"], rates[arm], strict=True)]
-                median = statistics.median(ratios)
-                cost_us = (1 / statistics.median(rates[arm]) - 1 / off) * 1e6
-                verdict = "" if target is None or arm != "on" else (
-                    f"≤ {target:.0%}: {'met' if median <= target else 'NOT met'}"
-                )  # fmt: skip
-                print(f"{family if arm == 'on' else '':<12} "
-                      f"{f'{off:.0f}' if arm == 'on' else '':>9} {arm:>5} "
-                      f"{statistics.median(rates[arm]):>9.0f} {median:>+8.1%} "
-                      f"{min(ratios):>+7.1%} {max(ratios):>+7.1%} {cost_us:>7.1f} "
-                      f"{statistics.median(cpus[arm]):>8.1f}"
-                      + (control if arm == "on" else " " * len(control))
-                      + f"  {verdict}  {os.getloadavg()[0]:.1f}")  # fmt: skip
-            print(f"{'':<12} {'':>9} {'off':>5} {off:>9.0f} {'':>9} {'':>7} {'':>7} {'':>7} "
-                  f"{statistics.median(cpus['off']):>8.1f}")  # fmt: skip
+        print(f"machine: {os.cpu_count()} CPUs, {platform.python_implementation()} "
+              f"{platform.python_version()}; server {url}; load average {load()}")  # fmt: skip
+        print(f"command: python {' '.join(sys.argv)}")
+        if args.processes:
+            in_processes(families, url, args, env)
+        else:
+            print(f"{args.requests} requests per batch, {args.rounds} rounds of the arms "
+                  "alternated in one process per family; overhead: arm / off − 1 per round "
+                  "(median, min, max)")  # fmt: skip
+            print(f"{'':<12} {'':>8} {'':>5} {'wall (requests/s)':^24} {'':>7} "
+                  f"{'CPU (every thread)':^24} {'CPU µs/req':^15}")  # fmt: skip
+            print(f"{'family':<12} {'rps off':>8} {'arm':>5} {'median':>8} {'min':>7} "
+                  f"{'max':>7} {'µs/req':>7} {'median':>8} {'min':>7} {'max':>7} {'off':>7} "
+                  f"{'arm':>7}  {'target':<12} load")  # fmt: skip
+            for family in families:
+                in_one_process(family, url, args.requests, args.rounds, env)
         if args.accuracy:
-            accuracy([f for f in args.families.split(",") if f != "http.client"],
-                     args.accuracy_runs, env)  # fmt: skip
+            accuracy([f for f in families if f != "http.client"], args.accuracy_runs, env)
+        print(f"load average at the end: {load()}")
     finally:
         server.kill()
         server.wait()

@@ -1,6 +1,7 @@
 """One arm of the network benchmark: N GET requests through one client family, timed.
 
-Usage: python net_client.py FAMILY URL N on|full|untraced|off|hooks [quiet]. Starts the agent
+Usage: python net_client.py FAMILY URL N on|full|untraced|off|hooks [quiet] (the client loops:
+``net_families.py``). Starts the agent
 with the network monitor on or off (every other monitor alike in all arms), warms up (past the
 host's sampling warm-up), then prints requests per second and the client's CPU µs per request.
 ``on``: the default configuration (head sampling: 1 request in ``network.sample_every`` traced
@@ -13,17 +14,19 @@ what the library costs before the monitor does anything. ``quiet``
 (``network_instructions.py``, under callgrind): the agent's periodic monitors are off in both
 arms, the timed loop is bracketed by ``os.getppid()`` and ``os.getpgrp()``, where callgrind
 zeroes and dumps its counters, and the monitor's writing of the ended requests (its ``drain``,
-a timer's job on the scheduler thread otherwise) runs in the program's thread before each, and
+the job of two timers on the scheduler thread otherwise) runs in the program's thread before
+each, and
 what the warm-up left alive is frozen out of the garbage collector's passes (``gc.freeze``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import os
 import sys
 import time
+
+import net_families  # type: ignore[import-not-found]
 
 import hawkwatch
 from hawkwatch.agent.api import current_agent
@@ -44,92 +47,17 @@ if quiet:  # nothing periodic but the network monitor's own writing: counts that
         options[f"{name}.enabled"] = False
     # ended requests stay queued and are written in the counted thread (``drain`` below), not
     # on the scheduler's timer: under callgrind a run lasts ~50x longer, so the timer's work
-    # per request would scale with the machine's load
-    network.DRAIN_INTERVAL_S = 1e6
+    # per request would scale with the machine's load. The aggregates' timer drains too (every
+    # 10 s: within a run under callgrind, more often the slower the machine): pushed out as well,
+    # it moved a run's writing to the scheduler's thread (traced +46k a request in one run,
+    # +116k in the next) and raced the counted thread's drain
+    network.DRAIN_INTERVAL_S = network.AGGREGATE_INTERVAL_S = 1e6
 hawkwatch.start(**options)
 hooks = arm == "hooks"
 
 
-def _noop(name: str, info: object) -> None:
-    pass
-
-
-async def _anoop(*args: object) -> None:
-    pass
-
-
-def _trace_configs() -> list[object] | None:
-    if not hooks:
-        return None
-    import aiohttp
-
-    config = aiohttp.TraceConfig()
-    for name in ("request_start", "dns_resolvehost_start", "dns_resolvehost_end",
-                 "connection_create_start", "connection_create_end", "connection_reuseconn",
-                 "request_headers_sent", "request_chunk_sent", "request_end",
-                 "response_chunk_received", "request_redirect", "request_exception"):  # fmt: skip
-        getattr(config, f"on_{name}").append(_anoop)
-    config.freeze()
-    return [config]
-
-
-def sync_run(n: int) -> float:
-    if family == "requests":
-        import requests
-
-        with requests.Session() as session:
-            get = session.get
-            started = time.perf_counter()
-            for _ in range(n):
-                _ = get(url).content
-            return time.perf_counter() - started
-    if family == "httpx":
-        import httpx
-
-        extensions = {"trace": _noop} if hooks else None
-        with httpx.Client() as client:
-            started = time.perf_counter()
-            for _ in range(n):
-                _ = client.get(url, extensions=extensions).content
-            return time.perf_counter() - started
-    import http.client
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port)
-    started = time.perf_counter()
-    for _ in range(n):
-        conn.request("GET", "/")
-        conn.getresponse().read()
-    elapsed = time.perf_counter() - started
-    conn.close()
-    return elapsed
-
-
-async def async_run(n: int) -> float:
-    if family == "aiohttp":
-        import aiohttp
-
-        async with aiohttp.ClientSession(trace_configs=_trace_configs()) as session:
-            started = time.perf_counter()
-            for _ in range(n):
-                async with session.get(url) as response:
-                    await response.read()
-            return time.perf_counter() - started
-    import httpx
-
-    extensions = {"trace": _anoop} if hooks else None
-    async with httpx.AsyncClient() as client:
-        started = time.perf_counter()
-        for _ in range(n):
-            _ = (await client.get(url, extensions=extensions)).content
-        return time.perf_counter() - started
-
-
 def run(n: int) -> float:
-    if family in ("aiohttp", "httpx-async"):
-        return asyncio.run(async_run(n))
-    return sync_run(n)
+    return net_families.run(family, url, n, hooks)
 
 
 def drain() -> None:

@@ -1,12 +1,15 @@
 """A fast keep-alive HTTP server on loopback for the network benchmark (aiohttp.web).
 
-Prints its port on the first line, then serves until killed. ``GET /`` answers 1 KB.
+Usage: python net_server.py [PORT]. Prints its port on the first line, then serves until
+killed. ``GET /`` answers 1 KB. ``PORT`` (``network_instructions.py``: the URL's text, port
+included, moves a client's instruction count) is taken if free, else any free port is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 
 from aiohttp import web
 
@@ -23,7 +26,10 @@ async def main() -> None:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    try:
+        sock.bind(("127.0.0.1", int(sys.argv[1]) if sys.argv[1:] else 0))
+    except OSError:  # taken: any port
+        sock.bind(("127.0.0.1", 0))
     site = web.SockSite(runner, sock)
     await site.start()
     print(sock.getsockname()[1], flush=True)

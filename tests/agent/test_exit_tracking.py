@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from hawkwatch.agent import exit_tracking
 from hawkwatch.agent.exit_tracking import InterruptsDeferred
 
 
@@ -70,3 +71,25 @@ def test_other_threads_change_nothing() -> None:
     worker.start()
     worker.join()
     assert outcome == [True] and signal.getsignal(signal.SIGINT) is before
+
+
+def test_the_main_modules_frame_is_found_on_the_main_thread_without_current_frames(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """From the main thread its own stack: ``sys._current_frames()`` can hang the process when a
+    collection falls in it (CPython gh-106883, before 3.11.9 and 3.12.3); another thread still
+    finds the main thread's frame through it."""
+    found_elsewhere: list[object] = []
+    worker = threading.Thread(target=lambda: found_elsewhere.append(
+        exit_tracking._main_module_frame()))  # fmt: skip
+    worker.start()
+    worker.join()
+
+    def current_frames() -> dict[int, object]:
+        raise AssertionError("sys._current_frames() called on the main thread")
+
+    monkeypatch.setattr(exit_tracking.sys, "_current_frames", current_frames)
+    frame = exit_tracking._main_module_frame()
+    assert frame is not None and frame.f_code.co_name == "<module>"
+    assert frame.f_globals.get("__name__") == "__main__"
+    assert found_elsewhere == [frame]

@@ -173,9 +173,20 @@ def _exit_code_of(status: object) -> int:
 
 
 def _main_module_frame() -> FrameType | None:
-    """The frame running ``__main__``'s module code on the main thread, if it is running."""
-    ident = threading.main_thread().ident
-    frame = sys._current_frames().get(ident) if ident is not None else None
+    """The frame running ``__main__``'s module code on the main thread, if it is running.
+
+    Called on the main thread (``hawkwatch.start()`` from the program, the usual), its own stack
+    (``sys._getframe``), not ``sys._current_frames()``: before 3.11.9 and 3.12.3 that holds the
+    interpreter's lock on its thread list while it allocates, and a garbage collection falling
+    there that frees a ``threading.local`` waits for the same lock: the process hangs
+    (CPython gh-106883; seen here starting the agent again after a stop).
+    """
+    main = threading.main_thread()
+    if threading.current_thread() is main:
+        frame: FrameType | None = sys._getframe()
+    else:
+        ident = main.ident
+        frame = sys._current_frames().get(ident) if ident is not None else None
     while frame is not None:
         if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__main__":
             return frame

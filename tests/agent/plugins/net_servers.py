@@ -2,7 +2,8 @@
 
 ``HttpServer``: HTTP/1.1 (optionally TLS with a ``trustme`` certificate) with paths
 ``/ok``, ``/wait?ms=N`` (N ms before the first byte), ``/trickle?chunks=N&ms=M`` (the body in N
-chunks, M ms apart), ``/redirect`` (302 to /ok), ``/status/N``, ``/big?bytes=N``.
+chunks of 100 bytes, M ms apart), ``/redirect`` (302 to /ok), ``/status/N``, ``/big?bytes=N``;
+a ``POST`` to any path answers its body.
 ``Http2Server``: hypercorn over TLS offering h2. ``refused_port()``: a port nobody listens on.
 """
 
@@ -47,6 +48,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
         else:
             self._respond(200, b"x" * 1000)
+
+    def do_POST(self) -> None:
+        self._respond(200, self.rfile.read(int(self.headers.get("Content-Length") or 0)))
 
     def _respond(self, status: int, body: bytes, headers: list[tuple[str, str]] = ()) -> None:
         self.send_response(status)

@@ -13,7 +13,7 @@ import pytest
 import hawkwatch
 from hawkwatch.agent import current_agent
 from hawkwatch.agent.plugins.net_sampling import Aggregates, Sampler, buckets_of
-from hawkwatch.agent.plugins.net_untraced import Ended, untraced_of
+from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
 from hawkwatch.api.network import network_report
 from hawkwatch.api.session import load_session
 from hawkwatch.model import collections as c
@@ -58,6 +58,28 @@ def test_the_sampler_warms_up_then_traces_one_in_every() -> None:
     assert all(everything.traced("h") for _ in range(50))
 
 
+@pytest.mark.parametrize("warmup", [0, 1, 3, 64])
+@pytest.mark.parametrize("every", [1, 2, 4, 16])
+def test_the_hooks_shortcut_through_skips_decides_as_traced_does(warmup: int, every: int) -> None:
+    """A hook may answer "untraced" from ``Sampler.skips`` alone (no call): the decisions are
+    those of ``traced`` alone: the first ``warmup``, then every ``every``-th after them."""
+
+    def shortcut(sampler: Sampler, origin: str) -> bool:
+        left = sampler.skips.get(origin, 0)
+        if left > 0:
+            sampler.skips[origin] = left - 1
+            return False
+        return sampler.traced(origin)
+
+    expected = [n <= warmup or (n - warmup) % every == 0 for n in range(1, 200)]
+    for decide in (Sampler.traced, shortcut):
+        sampler = Sampler(warmup=warmup, every=every)
+        mixed = [decide(sampler, host) for _ in range(199) for host in ("a", "b")]
+        assert mixed[::2] == mixed[1::2] == expected  # two hosts, each its own count
+        sampler.reset()
+        assert [decide(sampler, "a") for _ in range(199)] == expected  # counted afresh
+
+
 def test_many_totals_are_bucketed_as_one_by_one() -> None:
     """``buckets_of`` (sorted, a binary search per bucket) counts what ``bucket_of`` gives."""
     totals = [*range(-3, 9000, 7), 3999, 4000, 4001, 10**13, *(n * 999_983 for n in range(5000))]
@@ -69,21 +91,31 @@ def test_many_totals_are_bucketed_as_one_by_one() -> None:
     assert buckets_of([]) == {} and buckets_of([250_000] * 3) == {bucket_of(250): 3}
 
 
-def test_a_batch_of_ended_requests_folds_as_one_by_one() -> None:
-    """Untraced requests queued as ``Ended`` tuples and folded many at a time give the
-    aggregates each folded alone gives (two hosts, a 5xx, a size unknown)."""
-    batch: list[Ended] = [
-        ("aiohttp", "GET", f"http://{host}/p?q=1", f"http://{host}", True, 1000 * n,
-         status, 1000 * n + 37_000 * (n + 1), size)
+def test_a_tally_folds_as_one_by_one() -> None:
+    """Untraced requests counted in a ``Tally`` and folded per key give the aggregates each
+    folded alone gives (two hosts, a 5xx, a size unknown); what is taken is gone, and a pair a
+    hook is halfway through appending stays for the next ``take``."""
+    tally = Tally()
+    made = [
+        (f"http://{host}", status, 37_000 * (n + 1), size)
         for n, (host, status, size) in enumerate(
             [("a:80", 200, 10), ("b:81", 200, None), ("a:80", 503, 4), ("a:80", 200, 6)] * 3
         )
     ]  # fmt: skip
     keep: frozenset[str] = frozenset()
     together, alone = Aggregates(0.0), Aggregates(0.0)
-    together.fold_ended(batch, [item[7] - item[5] for item in batch], keep)
-    for item in batch:
-        alone.fold(untraced_of(item), item[7] - item[5], keep)
+    for origin, status, total, size in made:
+        key = (origin, "get", status, "aiohttp", 0)
+        items = tally.lists.get(key) or tally.new_key(key, f"{origin}/p?q=1")
+        items += [total, size]
+        untraced = Untraced("aiohttp", "GET", "", 0)
+        untraced.url, untraced.origin, untraced.key, untraced.status = (
+            f"{origin}/p?q=1", origin, origin, status)  # fmt: skip
+        untraced.response_end, untraced.response_bytes = total, size
+        alone.fold(untraced, total, keep)
+    tally.lists["http://a:80", "get", 200, "aiohttp", 0].append(99)  # a total, no size yet
+    for key, totals, sizes, url in tally.take():
+        together.fold_tally(key, totals, sizes, url, keep)
 
     def figures(aggregates: Aggregates) -> list[tuple[object, ...]]:
         return sorted(
@@ -94,9 +126,18 @@ def test_a_batch_of_ended_requests_folds_as_one_by_one() -> None:
 
     got = figures(together)
     assert got == figures(alone)
-    assert [(row[0], *row[2:3], *row[4:7]) for row in got] == [
-        ("a:80", "2xx", 6, 0, 48), ("a:80", "5xx", 3, 3, 12), ("b:81", "2xx", 3, 0, 0)
+    assert [(row[0], *row[1:3], *row[4:7]) for row in got] == [
+        ("a:80", "GET", "2xx", 6, 0, 48), ("a:80", "GET", "5xx", 3, 3, 12),
+        ("b:81", "GET", "2xx", 3, 0, 0),
     ]  # fmt: skip
+    assert tally.take() == []  # the odd total waits for its size
+    tally.lists["http://a:80", "get", 200, "aiohttp", 0].append(7)
+    assert [(key[1], totals, sizes) for key, totals, sizes, _ in tally.take()] == [
+        ("get", [99], [7])
+    ]  # fmt: skip
+    tally.close()
+    assert tally.new_key(("x", "GET", 200, "aiohttp", 0), "http://x/") == []
+    assert tally.lists == {} and tally.take() == []  # closed: keeps nothing
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -19,12 +19,18 @@ Wrapped (aiohttp 3.9 to 3.x; another version, or one whose functions changed sha
   ``tls`` is null); a request that opens no connection reused one.
 - ``ClientRequest.send``: the head is written (send); each ``send`` after a response began a new
   hop (a redirect), or retries the send (a dropped keep-alive connection).
-- ``ClientResponse.start``: the head was read (first byte); the body ends at its end of file
-  (``_response_eof``: the last byte came, the bytes as aiohttp's stream counted them), or when
-  the response is released or closed unread (``release``/``close``). ``read`` is not wrapped:
-  every request, traced or not, calls aiohttp's own.
-- Untraced requests (``net_sampling``) go through ``_request``'s wrapper and end at the body's
-  end: no object of ours (an ``Ended`` tuple, queued in C); the hooks between return at once.
+- ``ClientResponse.start``: the head was read (first byte).
+
+The body ends where aiohttp gives its connection back (``Connection.add_callback``, called at
+the body's end of file, or when the response is released or closed unread), with the bytes as
+aiohttp's stream counted them; when the body came with the head (a small answer: the usual),
+it ended in ``start``. Nothing of aiohttp's that every response calls (``read``,
+``release``…) is wrapped for it: a callback is added only to a response still streaming.
+
+Untraced requests (``net_sampling``) go through ``_request``'s wrapper alone, the hooks between
+returning at once: no object of ours; where the body ends, its total and bytes are appended to
+the monitor's ``Tally`` under its aggregate's key (a request that failed or was slow gets an
+``Untraced``, for its record).
 """
 
 from __future__ import annotations
@@ -33,24 +39,24 @@ import contextvars
 import inspect
 import time
 from collections.abc import Callable
+from functools import partial
 from itertools import chain
 from typing import Any, Final
 
-from hawkwatch.agent.plugins.net_patch import (
-    Finish,
-    FinishEnded,
-    Instrumentation,
-    OnError,
-    Sampled,
-)
+from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError, Sampled
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
-from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
+from hawkwatch.model.network_rules import SLOW_REQUEST_MS
 
 _clock = time.perf_counter_ns
-_TX = "_hawkwatch_tx"
+_SLOW_NS: Final = int(SLOW_REQUEST_MS * 1e6)
+"""An untraced request this long gets a record (the monitor's slow-request threshold)."""
 _current: contextvars.ContextVar[_Hop | None] = contextvars.ContextVar(
     "hawkwatch_aiohttp_hop", default=None
 )
+_tracing: set[_Hop] = set()
+"""The first hop of each traced request in flight: while there is none, the hooks below
+``_request`` return at once, without reading ``_current`` (a method call)."""
 #: The shapes the direct instrumentation relies on: (owner, function, its parameters).
 _SHAPES: Final = (
     ("ClientSession", "_request", ("self", "method", "str_or_url")),
@@ -111,15 +117,12 @@ class AiohttpInstrumentation(Instrumentation):
     ``TraceConfig`` added to every new session (``net_aiohttp_signals``)."""
 
     def install(self, aiohttp: Any) -> None:
-        self.add_default(aiohttp.ClientResponse, _TX, None)  # see net_stdlib: not __dict__
         if _direct_supported(aiohttp):
             self._install_direct(aiohttp)
-            self._install_body_end(aiohttp.ClientResponse, direct=True)
         else:
             from hawkwatch.agent.plugins.net_aiohttp_signals import install_signals
 
             install_signals(self, aiohttp)
-            self._install_body_end(aiohttp.ClientResponse, direct=False)
 
     def _install_direct(self, aiohttp: Any) -> None:
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
@@ -133,7 +136,8 @@ class AiohttpInstrumentation(Instrumentation):
                 get_loop,
                 on_error,
                 sampled=self._sampled,
-                finish_ended=self._finish_ended,
+                skips=self._skips,
+                tally=self._tally,
             ),
         )
         self.replace(
@@ -144,93 +148,88 @@ class AiohttpInstrumentation(Instrumentation):
         self.replace(connector, "_create_connection", _wrap_connect(connector._create_connection))
         self.replace(aiohttp.ClientRequest, "send", _wrap_send(aiohttp.ClientRequest.send, finish))
         response = aiohttp.ClientResponse
-        self.replace(response, "start", _wrap_start(response.start, finish, self._finish_ended))
-
-    def _install_body_end(self, response_class: Any, direct: bool) -> None:
-        """The ends of a response's body: its end of file (where a request whose body is read
-        ends: no wrapper on ``read`` for the direct instrumentation, whose untraced requests
-        then call aiohttp's alone), its release or close (a request whose body was left
-        unread); with ``TraceConfig``, its reading too."""
-        finish, finish_ended, on_error = self._finish, self._finish_ended, self._on_error
-        if not direct:
-            original_read = response_class.read
-            read_traced = _read_traced(original_read, finish, finish_ended)
-
-            def read(response: Any) -> Any:
-                hop = response._hawkwatch_tx
-                if hop is None or type(hop) is tuple:  # untraced: ends at its end of file
-                    return original_read(response)
-                return read_traced(response)
-
-            self.replace(response_class, "read", read)
-        if callable(getattr(response_class, "_response_eof", None)):
-            original_eof = response_class._response_eof
-
-            def _response_eof(response: Any) -> Any:
-                begun = response._hawkwatch_tx
-                if begun is not None:
-                    if type(begun) is tuple:  # untraced: ``_end``, inlined
-                        response._hawkwatch_tx = None
-                        size = getattr(response.content, "total_bytes", None)
-                        finish_ended((*begun, response.status, _clock(), size))
-                    else:
-                        try:
-                            _end_traced_body(response, begun, finish, finish_ended)
-                        except Exception as exc:
-                            on_error(exc)
-                return original_eof(response)
-
-            self.replace(response_class, "_response_eof", _response_eof)
-        for name in ("release", "close"):
-            original = getattr(response_class, name)
-            self.replace(response_class, name, _ending(original, finish, finish_ended, on_error))
+        self.replace(response, "start", _wrap_start(response.start, finish, on_error))
 
 
-def _wrap_request(
+def _wrap_request(  # noqa: PLR0915 - see _request
     original: Any,
     finish: Finish,
     get_loop: Callable[[], object | None],
     on_error: OnError,
     *,
     sampled: Sampled,
-    finish_ended: FinishEnded,
+    skips: dict[object, int],
+    tally: Tally,
 ) -> Callable[..., Any]:
-    async def _request(session: Any, method: str, str_or_url: Any, **kwargs: Any) -> Any:
+    """``allow_redirects`` and ``data`` are taken by name because aiohttp's ``get``/``post``…
+    always pass one of them: with no other keyword, the original is called without a
+    dictionary of keywords to build and unpack (under callgrind ~2,500 instructions of the
+    ~3,300 a pass-through wrapper with ``**kwargs`` cost)."""
+    lists = tally.lists
+
+    async def _request(  # noqa: PLR0915 - one frame: each helper would be a call per request
+        session: Any,
+        method: str,
+        str_or_url: Any,
+        *,
+        allow_redirects: bool = True,
+        data: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        request = (
+            original(session, method, str_or_url, allow_redirects=allow_redirects, data=data,
+                     **kwargs) if kwargs
+            else original(session, method, str_or_url, allow_redirects=allow_redirects, data=data)
+        )  # fmt: skip
         try:
-            origin = _origins.get(str_or_url) if type(str_or_url) is str else None
+            origin = _origins.get(str_or_url)  # (text or aiohttp's URL: both hash)
             if origin is None:
                 origin = _origin(session, str_or_url)
-            traced = sampled(origin)
+            left = skips.get(origin, 0)
+            if left > 0:  # untraced (``Sampler.skips``: no call)
+                skips[origin] = left - 1
+                traced = False
+            else:
+                traced = sampled(origin)
         except Exception as exc:  # never into the request
             on_error(exc)
-            return await original(session, method, str_or_url, **kwargs)
-        if not traced:  # no object of ours: a tuple on the response, an ``Ended`` at its end
+            return await request
+        if not traced:  # no object of ours: counted in the tally when it ends
             start = _clock()
             try:
-                response = await original(session, method, str_or_url, **kwargs)
+                response = await request
             except BaseException as exc:
-                untraced = Untraced("aiohttp", method.upper(), "", start)
-                untraced.url_object, untraced.origin, untraced.key = str_or_url, origin, origin
-                untraced.on_loop_thread = True
-                untraced.fail(exc)
-                untraced.finished = True
-                finish(untraced)
+                _untraced_failed(method, str_or_url, origin, start, exc=exc, finish=finish)
                 raise
-            # it ends with its body (``_response_eof``), or when released or closed
-            response._hawkwatch_tx = ("aiohttp", method.upper(), str_or_url, origin, True, start)
-            if getattr(response, "_closed", False):  # the body came with the head: ended
-                _end(response, finish, finish_ended)
+            try:
+                if not response._closed:  # it ends when aiohttp gives its connection back
+                    _when_released(response, partial(
+                        _untraced_ended, response.status, response.content,
+                        (origin, method, str_or_url, start), tally, finish, on_error,
+                    ))  # fmt: skip
+                elif (total := _clock() - start) < _SLOW_NS:  # ended with its head: counted
+                    key = (origin, method, response.status, "aiohttp", 0)
+                    items = lists.get(key) or tally.new_key(key, str_or_url)
+                    items.append(total)
+                    items.append(getattr(response.content, "total_bytes", None))
+                else:  # slow: a record
+                    begun = (origin, method, str_or_url, start)
+                    _untraced_ended(response.status, response.content, begun, tally, finish,
+                                    on_error)  # fmt: skip
+            except Exception as exc:  # never into the request
+                on_error(exc)
             return response
-        previous = _current.get()
+        previous, hop = _current.get(), None
         try:
             hop = _Hop("aiohttp", method.upper(), "")
             hop.url_object, hop.origin = str_or_url, origin  # ``send`` puts the request's own URL
             describe_context(hop, get_loop, 1)
             _current.set(hop)
+            _tracing.add(hop)
         except Exception as exc:  # never into the request
             on_error(exc)
         try:
-            return await original(session, method, str_or_url, **kwargs)
+            return await request
         except BaseException as exc:
             last = _current.get()
             if last is not None and last is not previous and not last.finished:
@@ -240,8 +239,64 @@ def _wrap_request(
             raise
         finally:
             _current.set(previous)
+            _tracing.discard(hop)
 
     return _request
+
+
+def _untraced_failed(
+    method: str, url: Any, origin: str, start: int, *, exc: BaseException, finish: Finish
+) -> None:
+    """An untraced request that raised: an ``Untraced``, for its record."""
+    untraced = Untraced("aiohttp", method.upper(), "", start)
+    untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+    untraced.on_loop_thread = True
+    untraced.fail(exc)
+    untraced.finished = True
+    finish(untraced)
+
+
+def _when_released(response: Any, callback: Callable[[], None]) -> None:
+    """Call ``callback`` when aiohttp gives the response's connection back (its body's end of
+    file, or its release or close); now if it has none left. The callback must not hold the
+    response: the connection it sits on is the response's, and a cycle through an object with
+    a finalizer (a response, a connection) would leave it to the collector's passes."""
+    connection = response.connection
+    if connection is None:
+        callback()
+    else:
+        connection.add_callback(callback)
+
+
+def _untraced_ended(  # noqa: PLR0917 - bound by ``partial``, positionally
+    status: int,
+    content: Any,
+    begun: tuple[str, str, Any, int],
+    tally: Tally,
+    finish: Finish,
+    on_error: OnError,
+) -> None:
+    """An untraced request's body ended (now, or where ``_when_released`` called it; ``content``:
+    the response's stream): counted in the tally, or, slow (``SLOW_REQUEST_MS``), an
+    ``Untraced`` for its record."""
+    try:
+        origin, method, url, start = begun
+        end = _clock()
+        size = getattr(content, "total_bytes", None)
+        if end - start < _SLOW_NS:
+            key = (origin, method, status, "aiohttp", 0)
+            items = tally.lists.get(key) or tally.new_key(key, url)
+            items.append(end - start)
+            items.append(size)
+            return
+        untraced = Untraced("aiohttp", method.upper(), "", start)
+        untraced.url_object, untraced.origin, untraced.key = url, origin, origin
+        untraced.on_loop_thread, untraced.status = True, status
+        untraced.response_end, untraced.response_bytes = end, size
+        untraced.finished = True
+        finish(untraced)
+    except Exception as exc:  # (aiohttp's ``_notify_release`` would hide it)
+        on_error(exc)
 
 
 _origins: dict[str, str] = {}
@@ -270,7 +325,7 @@ def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callab
     original's own coroutine, adding a call but no coroutine frame to await."""
 
     def _resolve_host(conn: Any, host: str, *args: Any, **kwargs: Any) -> Any:
-        hop = _current.get()
+        hop = _current.get() if _tracing else None
         if hop is None or is_ip_address(host):
             return original(conn, host, *args, **kwargs)
         return timed(hop, conn, host, *args, **kwargs)
@@ -286,7 +341,7 @@ def _wrap_resolve(original: Any, is_ip_address: Callable[[str], bool]) -> Callab
 
 def _wrap_connect(original: Any) -> Callable[..., Any]:
     def _create_connection(conn: Any, *args: Any, **kwargs: Any) -> Any:
-        hop = _current.get()
+        hop = _current.get() if _tracing else None
         if hop is None:
             return original(conn, *args, **kwargs)
         return timed(hop, conn, *args, **kwargs)
@@ -305,6 +360,8 @@ def _wrap_connect(original: Any) -> Callable[..., Any]:
 
 def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
     def send(request: Any, conn: Any) -> Any:
+        if not _tracing:
+            return original(request, conn)
         hop = _current.get()
         if hop is None:
             return original(request, conn)
@@ -326,28 +383,10 @@ def _wrap_send(original: Any, finish: Finish) -> Callable[..., Any]:
     return send
 
 
-def _read_traced(original: Any, finish: Finish, finish_ended: FinishEnded) -> Callable[..., Any]:
-    async def read(response: Any) -> Any:
-        body = await original(response)
-        hop = response._hawkwatch_tx
-        if hop is not None and type(hop) is not tuple and hop.response_bytes is None:
-            hop.response_bytes = len(body)
-        _end(response, finish, finish_ended)
-        return body
-
-    return read
-
-
-def _end_traced_body(response: Any, hop: _Hop, finish: Finish, finish_ended: FinishEnded) -> None:
-    """A traced response's body ended (its end of file): the bytes as aiohttp's stream
-    counted them (decoded, as ``read`` returns them)."""
-    if hop.response_bytes is None:
-        hop.response_bytes = getattr(response.content, "total_bytes", None)
-    _end(response, finish, finish_ended)
-
-
-def _wrap_start(original: Any, finish: Finish, finish_ended: FinishEnded) -> Callable[..., Any]:
+def _wrap_start(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
     def start(response: Any, connection: Any) -> Any:
+        if not _tracing:
+            return original(response, connection)
         hop = _current.get()
         if hop is None:
             return original(response, connection)
@@ -358,15 +397,40 @@ def _wrap_start(original: Any, finish: Finish, finish_ended: FinishEnded) -> Cal
         hop.response_start = _clock()
         hop.status, hop.head = response.status, response.version
         hop.response = response.raw_headers  # described on the scheduler thread; not the
-        response._hawkwatch_tx = hop  # response: it is finalized on the loop, as without us
-        if getattr(response, "_closed", False):  # the body came with the head: it ended
-            _end_traced_body(response, hop, finish, finish_ended)
+        # response: it is finalized on the loop, as without us
+        if response._closed:  # the body came with the head: it ended
+            _end_traced(response.content, hop, finish)
+        else:
+            _when_released(
+                response, partial(_traced_released, response.content, hop, finish, on_error)
+            )
         return result
 
     return start
 
 
+def _end_traced(content: Any, hop: _Hop, finish: Finish) -> None:
+    """A traced response's body ended (or it was released or closed unread): the bytes as
+    aiohttp's stream (``content``) counted them (decoded, as ``read`` returns them)."""
+    if hop.finished:  # a redirect's next ``send`` ended it already
+        return
+    if hop.response_bytes is None:
+        hop.response_bytes = getattr(content, "total_bytes", None)
+    hop.response_end = hop.response_end or _clock()
+    hop.finished = True
+    finish(hop)
+
+
+def _traced_released(content: Any, hop: _Hop, finish: Finish, on_error: OnError) -> None:
+    try:
+        _end_traced(content, hop, finish)
+    except Exception as exc:  # aiohttp's ``_notify_release`` would hide it
+        on_error(exc)
+
+
 _KEYWORDS: Final = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+_NAMED: Final = (("allow_redirects", True), ("data", None))
+"""``ClientSession._request``'s keywords the wrapper takes by name, with their defaults."""
 
 
 def _direct_supported(aiohttp: Any) -> bool:
@@ -382,16 +446,24 @@ def _direct_supported(aiohttp: Any) -> bool:
             names = tuple(inspect.signature(function).parameters)[: len(parameters)]
             if names != parameters:
                 return False
-        request = inspect.signature(aiohttp.ClientSession._request).parameters.values()
-        if any(p.kind not in _KEYWORDS for p in list(request)[3:]):  # passed on by keyword
+        request = inspect.signature(aiohttp.ClientSession._request).parameters
+        if any(p.kind not in _KEYWORDS for p in list(request.values())[3:]):  # by keyword
             return False
-        eof = aiohttp.ClientResponse._response_eof  # untraced requests end there
-        if inspect.iscoroutinefunction(eof) or tuple(inspect.signature(eof).parameters) != (
-            "self",
-        ):
+        for name, default in _NAMED:  # the wrapper passes them on by name, always
+            if request[name].kind is not inspect.Parameter.KEYWORD_ONLY:
+                return False
+            if request[name].default is not default:
+                return False
+        response = aiohttp.ClientResponse  # bodies end where the connection is given back
+        if not isinstance(response.__dict__.get("connection"), property):
+            return False
+        if response.__dict__.get("_closed") is not True:  # a class default, before ``start``
+            return False
+        add_callback = aiohttp.connector.Connection.add_callback
+        if tuple(inspect.signature(add_callback).parameters) != ("self", "callback"):
             return False
         return callable(aiohttp.helpers.is_ip_address)
-    except (AttributeError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         return False
 
 
@@ -406,33 +478,3 @@ def _follow(hop: _Hop, now: int, finish: Finish) -> _Hop:
         finish(hop)
     _current.set(follow)
     return follow
-
-
-def _end(response: Any, finish: Finish, finish_ended: FinishEnded) -> None:
-    hop = response._hawkwatch_tx
-    if hop is None:
-        return
-    response._hawkwatch_tx = None
-    if type(hop) is tuple:  # untraced (``_request``): an ``Ended``, its bytes as aiohttp's
-        size = getattr(response.content, "total_bytes", None)  # stream counted them
-        finish_ended((*hop, response.status, _clock(), size))
-        return
-    if hop.finished:
-        return
-    hop.response_end = hop.response_end or _clock()
-    hop.finished = True
-    finish(hop)
-
-
-def _ending(
-    original: Any, finish: Finish, finish_ended: FinishEnded, on_error: OnError
-) -> Callable[..., Any]:
-    def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
-        if response._hawkwatch_tx is not None:  # else nothing to end: no call
-            try:
-                _end(response, finish, finish_ended)
-            except Exception as exc:
-                on_error(exc)
-        return original(response, *args, **kwargs)
-
-    return ending

@@ -6,8 +6,10 @@ the app's own). Signals used (``detectors.md`` §6.4): ``on_request_start``, the
 ``queued``/``create``/``reuseconn``, ``on_dns_resolvehost_start/end``, ``on_request_headers_sent``
 and ``on_request_chunk_sent`` (send), ``on_request_end`` (response headers: first byte),
 ``on_response_chunk_received`` (receive), ``on_request_redirect`` (a hop ends) and
-``on_request_exception``. The body ends when the response is read, released or closed
-(``net_aiohttp`` wraps ``ClientResponse.read``/``release``/``close`` either way). aiohttp opens
+``on_request_exception``. The body ends when the response is read, released or closed, or at
+its end of file (``ClientResponse.read``/``release``/``close``/``_response_eof`` are wrapped:
+for a version not known, names more likely to stay than the connection's callbacks the direct
+instrumentation ends bodies with). aiohttp opens
 TCP and TLS in one call, so for ``https`` the ``tcp`` phase includes the handshake and ``tls``
 is null.
 """
@@ -24,6 +26,7 @@ from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
 
 _clock = time.perf_counter_ns
+_TX = "_hawkwatch_tx"  # the response's hop, once its head came
 
 
 def install_signals(instrumentation: Instrumentation, aiohttp: Any) -> None:
@@ -44,6 +47,67 @@ def install_signals(instrumentation: Instrumentation, aiohttp: Any) -> None:
         original_init(session, *args, **kwargs)
 
     instrumentation.replace(aiohttp.ClientSession, "__init__", __init__)
+    _install_body_end(instrumentation, aiohttp.ClientResponse)
+
+
+def _install_body_end(instrumentation: Instrumentation, response_class: Any) -> None:
+    """The ends of a response's body: read, its end of file, its release or close."""
+    finish, on_error = instrumentation._finish, instrumentation._on_error
+    instrumentation.add_default(response_class, _TX, None)  # see net_stdlib: not __dict__
+    original_read = response_class.read
+
+    async def read(response: Any) -> Any:
+        body = await original_read(response)
+        hop = response._hawkwatch_tx
+        if hop is not None and hop.response_bytes is None:
+            hop.response_bytes = len(body)
+        _end(response, finish)
+        return body
+
+    instrumentation.replace(response_class, "read", read)
+    if callable(getattr(response_class, "_response_eof", None)):
+        original_eof = response_class._response_eof
+
+        def _response_eof(response: Any) -> Any:
+            hop = response._hawkwatch_tx
+            if hop is not None:
+                try:
+                    if hop.response_bytes is None:  # as aiohttp's stream counted them
+                        hop.response_bytes = getattr(response.content, "total_bytes", None)
+                    _end(response, finish)
+                except Exception as exc:
+                    on_error(exc)
+            return original_eof(response)
+
+        instrumentation.replace(response_class, "_response_eof", _response_eof)
+    for name in ("release", "close"):
+        instrumentation.replace(
+            response_class, name, _ending(getattr(response_class, name), finish, on_error)
+        )
+
+
+def _end(response: Any, finish: Finish) -> None:
+    hop = response._hawkwatch_tx
+    if hop is None:
+        return
+    response._hawkwatch_tx = None
+    if hop.finished:
+        return
+    hop.response_end = hop.response_end or _clock()
+    hop.finished = True
+    finish(hop)
+
+
+def _ending(original: Any, finish: Finish, on_error: OnError) -> Callable[..., Any]:
+    def ending(response: Any, *args: Any, **kwargs: Any) -> Any:
+        if response._hawkwatch_tx is not None:  # else nothing to end: no call
+            try:
+                _end(response, finish)
+            except Exception as exc:
+                on_error(exc)
+        return original(response, *args, **kwargs)
+
+    return ending
 
 
 _HOP = "hawkwatch_hop"  # attribute of aiohttp's per-request trace context

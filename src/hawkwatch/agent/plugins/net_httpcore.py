@@ -204,7 +204,7 @@ def _sync_steps(owner: Any, mark: Any, failed: Any) -> dict[str, Callable[..., A
         tracer = request.extensions.get(EXTENSION)
         if tracer is None or tracer.traced:
             return chunks
-        return _body(chunks, tracer, mark, failed)
+        return _body(chunks, tracer, mark, failed, hx._body_received)
 
     return {
         "_send_request_headers": _send_request_headers,
@@ -257,7 +257,7 @@ def _async_steps(owner: Any, mark: Any, failed: Any) -> dict[str, Callable[..., 
         tracer = request.extensions.get(EXTENSION)
         if tracer is None or tracer.traced:
             return chunks
-        return _body_async(chunks, tracer, mark, failed)
+        return _body_async(chunks, tracer, mark, failed, hx._body_received)
 
     return {
         "_send_request_headers": _send_request_headers,
@@ -267,9 +267,11 @@ def _async_steps(owner: Any, mark: Any, failed: Any) -> dict[str, Callable[..., 
     }
 
 
-def _body(chunks: Iterator[bytes], tracer: _Tracer, mark: Any, failed: Any) -> Iterator[bytes]:
-    from hawkwatch.agent.plugins import net_httpx as hx
-
+def _body(
+    chunks: Iterator[bytes], tracer: _Tracer, mark: Any, failed: Any, received: Any
+) -> Iterator[bytes]:
+    """The body's chunks as httpcore gives them; ``received`` marked at their end (passed in:
+    an import statement here would run the import machinery's checks for every request)."""
     try:
         yield from chunks
     except GeneratorExit:  # the app stopped reading: not a failure
@@ -277,14 +279,12 @@ def _body(chunks: Iterator[bytes], tracer: _Tracer, mark: Any, failed: Any) -> I
     except BaseException as exc:
         failed(tracer, exc)
         raise
-    mark(tracer, hx._body_received)
+    mark(tracer, received)
 
 
 async def _body_async(
-    chunks: AsyncIterator[bytes], tracer: _Tracer, mark: Any, failed: Any
+    chunks: AsyncIterator[bytes], tracer: _Tracer, mark: Any, failed: Any, received: Any
 ) -> AsyncIterator[bytes]:
-    from hawkwatch.agent.plugins import net_httpx as hx
-
     try:
         async for chunk in chunks:
             yield chunk
@@ -293,7 +293,7 @@ async def _body_async(
     except BaseException as exc:
         failed(tracer, exc)
         raise
-    mark(tracer, hx._body_received)
+    mark(tracer, received)
 
 
 def _stream_close(original: Any, mark: Any, is_async: bool) -> Callable[..., Any]:

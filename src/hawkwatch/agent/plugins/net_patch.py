@@ -11,29 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hawkwatch.agent.plugins.net_timeline import Timeline
-from hawkwatch.agent.plugins.net_untraced import Ended, Untraced, untraced_of
+from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
 Finish = Callable[[Timeline | Untraced], None]
-FinishEnded = Callable[[Ended], None]
 OnError = Callable[[Exception], None]
 Sampled = Callable[[object], bool]
 
 
 def _always(origin: object) -> bool:
     return True
-
-
-def _ended_untraced(finish: Finish) -> FinishEnded:
-    """``finish`` of the ``Untraced`` an ``Ended`` stands for (no queue of ``Ended`` given)."""
-
-    def finish_ended(ended: Ended) -> None:
-        finish(untraced_of(ended))
-
-    return finish_ended
 
 
 class Instrumentation:
@@ -45,13 +35,18 @@ class Instrumentation:
         get_loop: Callable[[], object | None],
         on_error: OnError,
         sampled: Sampled = _always,
-        finish_ended: FinishEnded | None = None,
+        *,
+        skips: dict[object, int] | None = None,
+        tally: Tally | None = None,
     ) -> None:
         self._finish = finish
-        self._finish_ended = finish_ended or _ended_untraced(finish)
-        """Queues an untraced request that ended well, as an ``Ended`` tuple (in C)."""
+        self._tally = Tally() if tally is None else tally
+        """Where a family's hooks count untraced requests that ended well, when that is cheaper
+        than an ``Untraced`` each (the monitor's: it takes them)."""
         self._sampled = sampled
         """Counts a request to an origin; whether to trace it (``net_sampling.Sampler``)."""
+        self._skips: dict[object, int] = {} if skips is None else skips
+        """``Sampler.skips`` of ``sampled``: its usual answer, untraced, without a call."""
         self._get_loop = get_loop
         self._on_error = on_error
         self._saved: list[tuple[Any, str, Any, Any]] = []

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left, bisect_right
-from operator import itemgetter
 
-from hawkwatch.agent.plugins.net_timeline import CLIENTS
-from hawkwatch.agent.plugins.net_untraced import Ended, Untraced, untraced_of
+from hawkwatch.agent.plugins.net_timeline import CLIENTS, _url_facts
+from hawkwatch.agent.plugins.net_untraced import Key, Untraced
 from hawkwatch.model.network_rules import SUB_BUCKETS, bucket_of
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Final
+    from typing import Any, Final
 
     from hawkwatch.model.records import NetworkAggregate, NetworkTransaction
 
@@ -44,8 +43,6 @@ def _bucket_table() -> tuple[list[int], list[int]]:
 
 
 _BOUNDS_NS, _BUCKET_AT = _bucket_table()
-_ENDED_KEY: Final = itemgetter(3, 1, 6, 0)  # an Ended's origin, method, status, library
-_SIZE: Final = itemgetter(8)
 
 
 def buckets_of(totals_ns: list[int]) -> dict[int, int]:
@@ -65,28 +62,54 @@ def buckets_of(totals_ns: list[int]) -> dict[int, int]:
 
 
 class Sampler:
-    """Whether a request to ``origin`` is traced: its host's warm-up, then 1 in ``every``."""
+    """Whether a request to ``origin`` is traced: its host's warm-up, then 1 in ``every``.
 
-    __slots__ = ("_counts", "every", "warmup")
+    Kept as the untraced requests each host has to go before its next traced one (``skips``),
+    so that the usual answer, untraced, costs a look-up and a store: a hook may take it from
+    ``skips`` itself, without calling ``traced`` (a Python call is most of that answer's cost),
+    as ``skips.get(origin, 0) > 0`` → store one less, untraced; else ``traced(origin)``. The two
+    are the same (``traced`` starts with it)."""
+
+    __slots__ = ("_warm", "every", "skips", "warmup")
 
     def __init__(self, warmup: int = 64, every: int = 16) -> None:
         self.warmup = warmup
         self.every = max(every, 1)
-        self._counts: dict[object, int] = {}
+        self.skips: dict[object, int] = {}
+        """Untraced requests to come before the host's next traced one (none: trace it)."""
+        self._warm: dict[object, int] = {}
+        """Each host's requests of its warm-up so far."""
 
     def traced(self, origin: object) -> bool:
-        """Count a request to ``origin``; True when it is to be traced (a look-up and a store)."""
-        counts = self._counts
-        seen = counts.get(origin, 0) + 1
-        if seen == 1 and len(counts) >= MAX_HOSTS:
-            counts.clear()
-        counts[origin] = seen
-        warmup = self.warmup
-        return seen <= warmup or (seen - warmup) % self.every == 0
+        """Count a request to ``origin``; True when it is to be traced."""
+        skips = self.skips
+        left = skips.get(origin, 0)
+        if left > 0:
+            skips[origin] = left - 1
+            return False
+        warm, warmup, every = self._warm, self.warmup, max(self.every, 1)
+        seen = warm.get(origin)
+        if seen is None:  # a new host
+            if len(warm) >= MAX_HOSTS:
+                warm.clear()
+                skips.clear()
+            seen = warm[origin] = 0
+            if warmup <= 0:  # no warm-up: this is the first of ``every``
+                skips[origin] = every - 2
+                return every == 1
+        if seen < warmup:
+            warm[origin] = seen + 1
+            if seen + 1 == warmup:
+                skips[origin] = every - 1
+            return True
+        skips[origin] = every - 1
+        return True
 
     def reset(self) -> None:
-        """Forget every host (a forked child starts its own warm-ups)."""
-        self._counts = {}
+        """Forget every host (a forked child starts its own warm-ups); in place: the hooks
+        hold ``skips``."""
+        self.skips.clear()
+        self._warm.clear()
 
 
 class _Fold:
@@ -139,37 +162,25 @@ class Aggregates:
             fold = self._folds[key] = _Fold(untraced.facts(keep)[1])
         self._count(fold, total_ns, (untraced.status or 0) >= 500, untraced.response_bytes)
 
-    def fold_ended(self, batch: list[Ended], totals: list[int], keep: frozenset[str]) -> None:
-        """Untraced requests queued as ``Ended`` tuples (``totals``: theirs, in ns), each under
-        the key ``fold`` gives it; a batch with one key (one host, method and status: the
-        usual) is folded by C loops (``sum``, ``max``, ``buckets_of``), else grouped first."""
-        keys = list(map(_ENDED_KEY, batch))
-        groups: dict[tuple[object, ...], tuple[list[Ended], list[int]]]
-        if keys.count(keys[0]) == len(keys):
-            groups = {keys[0]: (batch, totals)}
-        else:
-            groups = {}
-            for key, item, total in zip(keys, batch, totals, strict=True):
-                group = groups.get(key)
-                if group is None:
-                    group = groups[key] = ([], [])
-                group[0].append(item)
-                group[1].append(total)
-        folds = self._folds
-        for (origin, method, status, library), (items, group_totals) in groups.items():
-            key = (origin, method, status, library, 0)
-            fold = folds.get(key)
-            if fold is None:
-                fold = folds[key] = _Fold(untraced_of(items[0]).facts(keep)[1])
-            fold.count += len(items)
-            if isinstance(status, int) and status >= 500:
-                fold.errors += len(items)
-            fold.response_bytes += sum(filter(None, map(_SIZE, items)))
-            fold.sum_ns += sum(group_totals)
-            fold.max_ns = max(fold.max_ns, *group_totals)
-            histogram = fold.histogram
-            for bucket, count in buckets_of(group_totals).items():
-                histogram[bucket] = histogram.get(bucket, 0) + count
+    def fold_tally(
+        self, key: Key, totals: list[int], sizes: list[int | None], url: Any, keep: frozenset[str]
+    ) -> None:
+        """Untraced requests a ``Tally`` counted under ``key`` (the key ``fold`` gives an
+        ``Untraced``; ``url``: its first request's, for the host): folded by C loops
+        (``sum``, ``max``, ``buckets_of``), nothing per request in Python."""
+        fold = self._folds.get(key)
+        if fold is None:
+            fold = self._folds[key] = _Fold(_url_facts(str(url), key[0], keep)[1])
+        fold.count += len(totals)
+        status = key[2]
+        if isinstance(status, int) and status >= 500:
+            fold.errors += len(totals)
+        fold.response_bytes += sum(filter(None, sizes))
+        fold.sum_ns += sum(totals)
+        fold.max_ns = max(fold.max_ns, max(totals))  # noqa: PLW3301 - a star unpacks them all
+        histogram = fold.histogram
+        for bucket, count in buckets_of(totals).items():
+            histogram[bucket] = histogram.get(bucket, 0) + count
 
     @staticmethod
     def _count(fold: _Fold, total_ns: int, failed: bool, response_bytes: int | None) -> None:
@@ -199,9 +210,9 @@ class Aggregates:
                 _, host, method, status, library = key
                 name = (str(host), str(method), status_class(status), str(library))
             else:
-                _, method, status, library, client = key
+                _, method, status, library, client = key  # (a ``Tally``'s method: the app's)
                 library = library or CLIENTS[client if isinstance(client, int) else 0]
-                name = (fold.host, str(method), status_class(status), str(library))
+                name = (fold.host, str(method).upper(), status_class(status), str(library))
             into = merged.get(name)
             if into is None:
                 merged[name] = fold

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 
 from hawkwatch.model.urls import host_of, redact_url
 
@@ -34,6 +34,21 @@ _LIBRARY_PACKAGES: Final = frozenset(_LIBRARY_PREFIXES)
 MAX_CALL_SITES: Final = 5
 _index = itertools.count(1)
 _clock = time.perf_counter_ns
+_model: ModuleType | None = None
+"""``hawkwatch.model.records`` once the first record was made (``records_model``)."""
+
+
+def records_model() -> ModuleType:
+    """``hawkwatch.model.records``: imported at the first record, not at the agent's start, and
+    kept here: an import statement in a function goes through the import machinery's checks at
+    every call (~4,000 instructions under callgrind, three times per record). Hot callers read
+    ``_model or records_model()``."""
+    global _model
+    if _model is None:
+        from hawkwatch.model import records
+
+        _model = records
+    return _model
 current_thread = threading.current_thread
 
 
@@ -132,12 +147,12 @@ class Timeline:
 
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
-        from hawkwatch.model.records import NetworkTransaction
-
         self.complete()
         facts = _url_facts(self.url, self.origin, keep_params)
         thread = self.thread
-        return NetworkTransaction(  # positional, in field order: a tenth of keywords' cost
+        model = _model or records_model()
+        record: NetworkTransaction = model.NetworkTransaction(  # positional, in field order:
+            # a tenth of keywords' cost
             wall_offset + self.fetch_start / 1e9,  # start
             self.method,
             facts[0],  # url
@@ -160,10 +175,10 @@ class Timeline:
             None if self.redirect_to is None else redact_url(self.redirect_to),
             facts[2],  # query_digest
         )
+        return record
 
     def phases(self) -> Phases:
-        from hawkwatch.model.records import Phases
-
+        make = (_model or records_model()).Phases
         fetch_start, dns_start, dns_end = self.fetch_start, self.dns_start, self.dns_end
         connect_start, connect_end = self.connect_start, self.connect_end
         tls_start, tls_end = self.tls_start, self.tls_end
@@ -175,7 +190,7 @@ class Timeline:
             and response_start is not None and response_end is not None
             and fetch_start <= request_start <= request_end <= response_start <= response_end
         ):  # a request on a reused connection that ended well: most of them
-            return Phases(  # positional: queue, dns, tcp, tls, send, ttfb, receive, total
+            reused: Phases = make(  # positional: queue, dns, tcp, tls, send, ttfb, receive, total
                 (request_start - fetch_start + 500) // 1000 / 1000,
                 None,
                 None,
@@ -185,6 +200,7 @@ class Timeline:
                 (response_end - response_start + 500) // 1000 / 1000,
                 (response_end - fetch_start + 500) // 1000 / 1000,
             )
+            return reused
         connected = tls_end or connect_end
         if request_start is not None and connected is not None and connected > request_start:
             request_start = connected  # http.client connects inside send
@@ -203,18 +219,19 @@ class Timeline:
             else (end - begin + 500) // 1000 / 1000 if end > begin else 0.0
             for begin, end in spans
         ]
-        return Phases(queue, dns, tcp, tls, send, ttfb, receive, total)
+        phases: Phases = make(queue, dns, tcp, tls, send, ttfb, receive, total)
+        return phases
 
 
 def _call_sites_named(frames: tuple[tuple[CodeType, int], ...]) -> tuple[CallSite, ...]:
     """``CallSite``s of (code, ``f_lasti``) pairs, each named once (no call per frame)."""
-    from hawkwatch.model.records import CallSite
+    make_site = (_model or records_model()).CallSite
 
     named: list[CallSite] = []
     for code, lasti in frames:
         known = _sites.get((id(code), lasti))  # not the code itself: its hash covers constants
         if known is None or known[0] is not code:
-            known = (code, CallSite(code.co_qualname, code.co_filename, _line_of(code, lasti)))
+            known = (code, make_site(code.co_qualname, code.co_filename, _line_of(code, lasti)))
             if len(_sites) >= _MAX_KINDS:
                 _sites.clear()
             _sites[id(code), lasti] = known

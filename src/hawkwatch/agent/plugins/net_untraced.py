@@ -9,6 +9,7 @@ from hawkwatch.agent.plugins.net_timeline import (
     _index,
     _phase_of,
     _url_facts,
+    records_model,
     root_cause,
 )
 
@@ -83,38 +84,78 @@ class Untraced:
 
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """What is known of it, ``traced`` false."""
-        from hawkwatch.model.records import NetworkTransaction, Phases  # loaded by its first write
-
+        model = records_model()  # loaded by the first record, kept
         facts = self.facts(keep_params)
         total = (self.total_ns() + 500) // 1000 / 1000
-        return NetworkTransaction(
+        record: NetworkTransaction = model.NetworkTransaction(
             wall_offset + self.fetch_start / 1e9, self.method, facts[0], facts[1],
             self.library_name(), next(_index), self.status, None, None,
-            Phases(total=total), self.request_bytes or None, self.response_bytes, None,
+            model.Phases(total=total), self.request_bytes or None, self.response_bytes, None,
             self.error, self.failed_phase, None, None, self.on_loop_thread, (), None, facts[2],
             False,
         )  # fmt: skip
+        return record
 
 
-Ended: TypeAlias = "tuple[str, str, Any, str, bool, int, int | None, int, int | None]"
-"""An untraced request that ended without an error, as a family's hooks queue it when that is
-cheaper than an ``Untraced`` (a tuple is built in C; aiohttp's): library, method, URL (text or
-the client's URL object), origin, on a loop's thread, fetch start, status, end (ns,
-``perf_counter_ns``), bytes received. Never one that blocked a loop's thread (a blocking client
-on a loop's thread queues an ``Untraced``: it gets a record). The monitor folds it as it is, and
-makes it an ``Untraced`` (``untraced_of``) only for a record (a slow request) or its host's first
-fold."""
+Key: TypeAlias = "tuple[str, str, int | None, str, int]"
+"""An untraced request's aggregate: origin (the sampler's key), method as the app gave it (made
+upper case where it is written), status, library, client rank (``Aggregates.fold``'s key)."""
+MAX_KEYS: Final = 4096
+"""Aggregates a ``Tally`` holds at once; beyond, it starts again (a few counts lost)."""
 
 
-def untraced_of(ended: Ended) -> Untraced:
-    """The ``Untraced`` an ``Ended`` tuple stands for."""
-    library, method, url, origin, on_loop, start, status, end, size = ended
-    untraced = Untraced(library, method, "", start)
-    untraced.url_object, untraced.origin, untraced.key = url, origin, origin
-    untraced.on_loop_thread, untraced.status = on_loop, status
-    untraced.response_end, untraced.response_bytes = end, size
-    untraced.finished = True
-    return untraced
+class Tally:
+    """Untraced requests that ended well, counted where they end (a family's hooks, where it is
+    cheaper than an ``Untraced``: aiohttp's): per aggregate key, their totals (ns) and bytes
+    received, alternately, in one list each hook appends to (two appends, in C, and no object
+    of ours per request); the first URL of each key, for its host. The monitor takes what was
+    appended (``take``) and folds each key's at once (``Aggregates.fold_tally``). Never a
+    request that failed, was slow or blocked a loop's thread: those get an ``Untraced``, and a
+    record.
+
+    Thread-safe without a lock: a hook appends the total, then the bytes; ``take`` takes an
+    even number of items from the front of each list (``del`` in C), so a pair a hook is in
+    the middle of appending stays for the next ``take``; a key's list is not replaced while a
+    hook may hold it (``new_key`` uses ``setdefault``), nor ``lists`` (cleared in place)."""
+
+    __slots__ = ("closed", "lists", "urls")
+
+    def __init__(self) -> None:
+        self.lists: dict[Key, list[int | None]] = {}
+        self.urls: dict[Key, Any] = {}
+        self.closed = False
+        """Taken no more (the monitor stopped): a hook left in another tool's chain of wrappers
+        appends to a list nobody keeps."""
+
+    def new_key(self, key: Key, url: Any) -> list[int | None]:
+        """The list of ``key``, made at its first request (``url``: its host, once)."""
+        if self.closed:
+            return []
+        if len(self.lists) >= MAX_KEYS:
+            self.clear()
+        self.urls.setdefault(key, url)
+        return self.lists.setdefault(key, [])
+
+    def take(self) -> list[tuple[Key, list[int], list[int | None], Any]]:
+        """(key, totals, bytes received, first URL) of what was appended since the last call."""
+        taken = []
+        for key, items in list(self.lists.items()):
+            count = len(items) & ~1
+            if count:
+                pairs = items[:count]
+                del items[:count]
+                taken.append((key, pairs[0::2], pairs[1::2], self.urls.get(key)))
+        return taken  # type: ignore[return-value]  # totals are never None
+
+    def clear(self) -> None:
+        """Forget every key; in place: the hooks hold ``lists`` (one a hook holds now is lost)."""
+        self.lists.clear()
+        self.urls.clear()
+
+    def close(self) -> None:
+        """Keep nothing from now on (``closed``)."""
+        self.closed = True
+        self.clear()
 
 
 _CLIENT_ERROR_PHASES: Final = {

@@ -21,8 +21,6 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from itertools import islice
-from operator import itemgetter, sub
 from types import ModuleType
 
 from hawkwatch.agent.import_hooks import AfterImport
@@ -31,7 +29,7 @@ from hawkwatch.agent.plugins.net_patch import Instrumentation
 from hawkwatch.agent.plugins.net_sampling import AGGREGATE_INTERVAL_S, Aggregates, Sampler
 from hawkwatch.agent.plugins.net_stdlib import StdlibInstrumentation
 from hawkwatch.agent.plugins.net_timeline import Timeline
-from hawkwatch.agent.plugins.net_untraced import Ended, Untraced, untraced_of
+from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
 from hawkwatch.model.network_rules import BLOCKING_LIBRARIES, SLOW_REQUEST_MS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -41,9 +39,6 @@ if TYPE_CHECKING:
     from hawkwatch.model.records import NetworkTransaction
 
 DRAIN_INTERVAL_S: Final = 0.2
-_MAX_QUEUED: Final = 1 << 16
-"""Untraced requests queued between two drains at most (0.2 s: far more than a process makes)."""
-_START, _END = itemgetter(5), itemgetter(7)  # of an Ended
 
 
 def running_loop() -> object | None:
@@ -60,15 +55,14 @@ class NetworkMonitor:
         self._keep_params: frozenset[str] = frozenset()
         self._failure = DeferredFailure()
         self._ended: deque[Timeline | Untraced] = deque()
-        self._ended_untraced: deque[Ended] = deque(maxlen=_MAX_QUEUED)
-        """Untraced requests that ended well, as tuples, appended in C by the hooks (no check
-        that the monitor runs: bounded instead, for a hook left in another tool's chain)."""
+        self._tally = Tally()
+        """Untraced requests that ended well, counted by the hooks (aiohttp's) per aggregate."""
         self._sampler = Sampler()
         self._aggregates = Aggregates(time.time())
         self._slow_ns = int(SLOW_REQUEST_MS * 1e6)
         capture = self._failure.capture
         self._stdlib = StdlibInstrumentation(
-            self._finish, running_loop, capture, self._sampler.traced, self._ended_untraced.append
+            self._finish, running_loop, capture, self._sampler.traced
         )
         self._late: list[Instrumentation] = []  # httpx's and aiohttp's, made at their import
         self._hook: AfterImport | None = None
@@ -113,7 +107,8 @@ class NetworkMonitor:
             running_loop,
             self._failure.capture,
             self._sampler.traced,
-            self._ended_untraced.append,
+            skips=self._sampler.skips,
+            tally=self._tally,
         )
         self._late.append(instrumentation)
         instrumentation.install(module)
@@ -135,15 +130,17 @@ class NetworkMonitor:
         kernel CPU than the wait it saves.
         """
         ctx, keep, ended = self._ctx, self._keep_params, self._ended
-        if ctx is None or not (ended or self._ended_untraced):
+        if ctx is None:
+            return
+        aggregates = self._aggregates
+        for key, totals, sizes, url in self._tally.take():
+            aggregates.fold_tally(key, totals, sizes, url, keep)
+        if not ended:
             return
         wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
         popleft = ended.popleft
-        aggregates, slow_ns = self._aggregates, self._slow_ns
+        slow_ns = self._slow_ns
         records: list[NetworkTransaction] = []
-        for ended_item in self._take_untraced():  # those that get a record
-            records.append(untraced_of(ended_item).to_record(keep, wall_offset))
-            aggregates.add(records[-1])
         for _ in range(len(ended)):
             item = popleft()
             if not item.traced:
@@ -163,29 +160,6 @@ class NetworkMonitor:
         if records:
             ctx.records.write_many(records)
 
-    def _take_untraced(self) -> list[Ended]:
-        """Fold the queued ``Ended`` tuples, many at a time (``Aggregates.fold_ended``); the
-        slow ones are returned, for a record each."""
-        queue = self._ended_untraced
-        count = len(queue)
-        if not count:
-            return []
-        batch = list(islice(iter(queue.popleft, None), count))  # popped in C, none lost
-        totals = list(map(sub, map(_END, batch), map(_START, batch)))
-        slow_ns, recorded = self._slow_ns, []
-        if max(totals) >= slow_ns:  # rare: sorted out one by one
-            kept, kept_totals = [], []
-            for item, total in zip(batch, totals, strict=True):
-                if total >= slow_ns:
-                    recorded.append(item)
-                else:
-                    kept.append(item)
-                    kept_totals.append(total)
-            batch, totals = kept, kept_totals
-        if batch:
-            self._aggregates.fold_ended(batch, totals, self._keep_params)
-        return recorded
-
     def write_aggregates(self) -> None:
         """The window's ``network-aggregate`` records (scheduler thread, and at stop)."""
         ctx = self._ctx
@@ -203,13 +177,14 @@ class NetworkMonitor:
 
     def after_fork_child(self) -> None:
         self._ended.clear()  # the parent's requests: the parent writes them
-        self._ended_untraced.clear()
+        self._tally.close()
         self._aggregates.clear(time.time())
         self._sampler.reset()
         self._remove()
 
     def _remove(self) -> None:
         self._ctx = None
+        self._tally.close()  # a hook left in another tool's chain keeps nothing
         if self._hook is not None:
             self._hook.callbacks.clear()  # a loader already wrapped then instruments nothing
             self._hook.uninstall()
