@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import re
@@ -81,6 +80,7 @@ from pathlib import Path
 from typing import Any
 
 import record_encoding
+from _paired_stats import median_interval
 
 HERE = Path(__file__).resolve().parent
 WORKLOADS = HERE / "workloads"
@@ -274,23 +274,8 @@ class Ratios:
         return f"{pct(self.median)} ({pct(min(self.values))} .. {pct(max(self.values))})"
 
     def median_ci(self, level: float = 0.95) -> tuple[float, float, float]:
-        """A distribution-free confidence interval of the median: (low, high, coverage).
-
-        The order statistics x(k) and x(n+1-k) for the largest k with P(Binomial(n, 1/2) < k)
-        <= (1 - level) / 2; with too few values, (min, max) and its lower coverage.
-        """
-        ordered = sorted(self.values)
-        n = len(ordered)
-        tail = 0.0
-        k = 1
-        while True:
-            tail_next = tail + math.comb(n, k - 1) / 2**n  # P(X <= k - 1)
-            if tail_next > (1 - level) / 2 or k > n // 2:
-                break
-            tail, k = tail_next, k + 1
-        k = max(k - 1, 1)
-        coverage = 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
-        return ordered[k - 1], ordered[n - k], coverage
+        """A distribution-free confidence interval of the median: (low, high, coverage)."""
+        return median_interval(self.values, level)
 
     def ci_text(self) -> str:
         low, high, coverage = self.median_ci()

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -47,6 +46,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from _paired_stats import abba, median_interval, pair_ratios
 
 from hawkwatch.config import load_config
 from hawkwatch.launcher import OutsideSampler
@@ -84,7 +85,7 @@ def run_arm(
     env["HAWKWATCH_HOME"] = str(scratch / f"home-{name}-{arm}")
     if sampler is not None:
         env.update(sampler.environment(str(scratch)))
-    on = [k % 4 in (0, 3) for k in range(2 * pairs)]  # on-off, off-on, …
+    on = abba(pairs)
     # a window longer than the segment: stopping the recorder ends it, no second one starts
     options = None if sampler is None else dataclasses.replace(
         sampler.options, window_s=segment_s + 2
@@ -135,30 +136,6 @@ def _segment_means(calls: Sequence[Sequence[float]], start: float, length: float
     return [statistics.fmean(c[1] - c[0] for c in inside), statistics.fmean(c[2] for c in inside)]
 
 
-def pair_ratios(segments: Sequence[Sequence[float]], column: int) -> list[float]:
-    """One ratio per adjacent pair: its "on" segment's mean over its "off" one's, minus 1."""
-    ratios = []
-    for k in range(0, len(segments) - 1, 2):
-        on_first = k % 4 == 0
-        on, off = (segments[k], segments[k + 1]) if on_first else (segments[k + 1], segments[k])
-        ratios.append(on[column] / off[column] - 1)
-    return ratios
-
-
-def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """A distribution-free interval of the median: order statistics whose binomial coverage is at
-    least ``confidence`` (the whole range when there are too few values for that)."""
-    ordered = sorted(values)
-    n = len(ordered)
-    low = 0
-    for k in range(n // 2):  # widest first: the largest k whose [k, n-1-k] still covers
-        tail = sum(math.comb(n, i) for i in range(k + 1)) / 2**n
-        if 2 * tail > 1 - confidence:
-            break
-        low = k
-    return ordered[low], ordered[n - 1 - low]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=8)
@@ -183,7 +160,7 @@ def main() -> int:
             for arm in arms:
                 segments, rates = run_arm(name, arm, args.pairs, args.segment_s, Path(tmp))
                 wall, cpu = pair_ratios(segments, 0), pair_ratios(segments, 1)
-                low, high = median_interval(wall)
+                low, high, _ = median_interval(wall)
                 print(
                     f"  {arm:8} {statistics.median(wall):>+11.2%} "
                     f"{f'[{low:+.2%} … {high:+.2%}]':>20} "
