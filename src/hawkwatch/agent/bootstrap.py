@@ -19,6 +19,7 @@ from types import FrameType
 from hawkwatch.agent import api
 from hawkwatch.runenv import (
     MAIN_STARTED,
+    OUTSIDE_SAMPLER_VAR,
     SESSION_FILE_VAR,
     SUPERVISED_TIDY_DELAY_S,
     SUPERVISED_VAR,
@@ -30,6 +31,8 @@ from hawkwatch.runenv import (
 def start_from_environment() -> None:
     """Start the agent from ``HAWKWATCH_*`` variables; announce the session to the supervisor."""
     interpreter_ready = time.time()
+    if os.environ.get(OUTSIDE_SAMPLER_VAR):  # py-spy stops this process: no short writes lost
+        _keep_writes_whole()
     is_supervised = os.environ.pop(SUPERVISED_VAR, None) == "1"
     session_file = os.environ.pop(SESSION_FILE_VAR, None)
     supervisor_tidies = os.environ.pop(TIDY_VAR, None) == "1" and is_supervised
@@ -55,6 +58,15 @@ def start_from_environment() -> None:
         _watch_for_main_start(session_file)
     else:
         agent.schedule_retention()  # main start cannot be seen: tidy now (or soon)
+
+
+def _keep_writes_whole() -> None:
+    try:
+        from hawkwatch.agent.whole_writes import make_writes_whole
+
+        make_writes_whole()
+    except Exception:  # never into the interpreter's start-up; the streams stay as they were
+        pass
 
 
 def _watch_for_main_start(session_file: str | None) -> None:
