@@ -83,6 +83,10 @@ def run_arm(
     sampler = outside_sampler(arm)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HAWKWATCH_", "_HAWKWATCH"))}
     env["HAWKWATCH_HOME"] = str(scratch / f"home-{name}-{arm}")
+    # its result is one long line on a pipe: unbuffered, py-spy's stops would cut it short
+    # (CPython gh-85393; hawkwatch run's bootstrap guards a program's streams, hawkwatch.start()
+    # in code does not: agent/whole_writes.py)
+    env.pop("PYTHONUNBUFFERED", None)
     if sampler is not None:
         env.update(sampler.environment(str(scratch)))
     on = abba(pairs)
@@ -119,7 +123,12 @@ def run_arm(
     out, _ = program.communicate(timeout=600)
     if program.returncode:
         raise SystemExit(f"{name}/{arm}: the workload failed ({program.returncode})")
-    calls: list[list[float]] = json.loads(out.strip().splitlines()[-1])["calls"]
+    try:
+        calls: list[list[float]] = json.loads(out.strip().splitlines()[-1])["calls"]
+    except (ValueError, IndexError, KeyError) as error:
+        kept = Path(tempfile.gettempdir()) / f"profiler_paired-{name}-{arm}.txt"
+        kept.write_text(out)
+        raise SystemExit(f"{name}/{arm}: unreadable output ({error}), kept in {kept}") from None
     return [_segment_means(calls, t0 + k * segment_s, segment_s) for k in range(len(on))], rates
 
 
