@@ -56,6 +56,20 @@ NOT_AT_START = (
 )
 
 
+def clean_env() -> dict[str, str]:
+    """This process's environment without the shell's hawkwatch options."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+
+
+def spied_env(tmp_path: Path, sitecustomize: str) -> dict[str, str]:
+    """A clean environment whose Python processes first run ``sitecustomize`` (an audit-hook
+    spy) from a folder of their own."""
+    spy = tmp_path / "spy"
+    spy.mkdir()
+    (spy / "sitecustomize.py").write_text(sitecustomize)
+    return clean_env() | {"PYTHONPATH": str(spy)}
+
+
 def test_starting_the_agent_imports_only_what_its_calls_need(tmp_path: Path) -> None:
     program = (
         "import json, sys\n"
@@ -63,7 +77,7 @@ def test_starting_the_agent_imports_only_what_its_calls_need(tmp_path: Path) -> 
         "assert hawkwatch.start()\n"
         f"print(json.dumps([m for m in {list(NOT_AT_START)!r} if m in sys.modules]))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     done = subprocess.run(
         [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
@@ -109,7 +123,7 @@ def test_start_leaves_deferred_work_off_the_calling_thread(tmp_path: Path) -> No
         "print(json.dumps(len(seen)))\n"
     )
     home = tmp_path / "home"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(home)
     for _ in range(2):  # the second start finds an earlier session to classify
         done = subprocess.run(
@@ -159,7 +173,7 @@ def test_the_supervisor_imports_only_what_spawning_needs_before_the_spawn(tmp_pa
         "launcher.build_environment({}, {'gc.threshold_ms': '5'}, 'x')\n"
         f"print(json.dumps(sorted(m for m in {sorted(AFTER_THE_SPAWN)!r} if m in sys.modules)))\n"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     done = subprocess.run(
         [sys.executable, "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True
@@ -197,13 +211,9 @@ def test_the_installed_command_spawns_the_program_before_loading_re(tmp_path: Pa
     entry-point wrapper, which imports ``re``), seen from an audit hook at ``posix_spawn``; run
     in a project whose ``pyproject.toml`` has no table of ours."""
     (tmp_path / "pyproject.toml").write_text(PROJECT)
-    spy = tmp_path / "spy"
-    spy.mkdir()
-    (spy / "sitecustomize.py").write_text(SPAWN_SPY)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = spied_env(tmp_path, SPAWN_SPY)
     env |= {
         "HAWKWATCH_HOME": str(tmp_path / "home"),
-        "PYTHONPATH": str(spy),
         "SPAWN_SPY_FILE": str(tmp_path / "loaded"),
     }
     listed = f"import sys; print([m for m in {NOT_AT_THE_SPAWN!r} if m in sys.modules])"
@@ -242,14 +252,11 @@ def test_the_supervisor_loads_what_tidying_needs_while_the_program_runs(
     """With ``sessions.keep`` sessions there already, the program's own pushes one out:
     ``shutil`` (for ``rmtree``) is imported before the program ended (the supervisor reads
     the program's announcement then), not after it; with fewer, not at all."""
-    spy = tmp_path / "spy"
-    spy.mkdir()
-    (spy / "sitecustomize.py").write_text(TIDY_SPY)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
-    env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": str(keep)}
+    options = {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": str(keep)}
     for _ in range(2):
-        assert run_supervised(tmp_path, env, sys.executable, "-c", "pass").returncode == 0
-    env |= {"PYTHONPATH": str(spy), "SPY_FILE": str(tmp_path / "events")}
+        done = run_supervised(tmp_path, clean_env() | options, sys.executable, "-c", "pass")
+        assert done.returncode == 0, done.stderr
+    env = spied_env(tmp_path, TIDY_SPY) | options | {"SPY_FILE": str(tmp_path / "events")}
     done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
     assert done.returncode == 0, done.stderr
     events = (tmp_path / "events").read_text().splitlines()
@@ -276,13 +283,9 @@ AFTER_SPY = (  # a sitecustomize: what the supervisor imports once it has read t
 def test_after_a_normal_end_the_supervisor_imports_nothing(tmp_path: Path) -> None:
     """Writing a normal end (the exit records read back, the exit-state, the classification)
     needs only what the supervisor loaded while the program ran (``prepare``)."""
-    spy = tmp_path / "spy"
-    spy.mkdir()
-    (spy / "sitecustomize.py").write_text(AFTER_SPY)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = spied_env(tmp_path, AFTER_SPY)
     env |= {
         "HAWKWATCH_HOME": str(tmp_path / "home"),
-        "PYTHONPATH": str(spy),
         "SPY_FILE": str(tmp_path / "after"),
     }
     done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
@@ -304,14 +307,10 @@ def test_a_program_without_an_agent_leaves_the_supervisor_nothing_to_load(
 ) -> None:
     """``HAWKWATCH_ENABLED=false``: no session, so the supervisor imports neither ``pathlib``
     nor ``re`` after the program (nor before: its exit functions run as it leaves)."""
-    spy = tmp_path / "spy"
-    spy.mkdir()
-    (spy / "sitecustomize.py").write_text(EXIT_SPY)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = spied_env(tmp_path, EXIT_SPY)
     env |= {
         "HAWKWATCH_HOME": str(tmp_path / "home"),
         "HAWKWATCH_ENABLED": "false",
-        "PYTHONPATH": str(spy),
     }
     done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
     assert done.returncode == 0, done.stderr
@@ -322,7 +321,7 @@ def test_the_supervisor_classifies_earlier_sessions_while_the_program_runs(
     tmp_path: Path,
 ) -> None:
     """Under ``hawkwatch run`` the agent leaves earlier sessions to the supervisor."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     killed = subprocess.run(  # a process that ends without a word: os._exit, no supervisor
         [sys.executable, "-c", "import hawkwatch, os; hawkwatch.start(); os._exit(3)"],
@@ -376,7 +375,7 @@ def test_a_once_job_runs_one_time_on_the_scheduler_thread() -> None:
 def test_run_still_refuses_a_typo_in_the_environment(tmp_path: Path) -> None:
     """A ``HAWKWATCH_*`` variable other than ``HAWKWATCH_HOME``: the config is checked before
     the spawn, and a typo stops the program before its code runs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_GC_TRESHOLD_MS": "5"}
     done = run_supervised(tmp_path, env, sys.executable, "-c", "print('ran')")
     assert done.returncode == 2
@@ -386,7 +385,7 @@ def test_run_still_refuses_a_typo_in_the_environment(tmp_path: Path) -> None:
 
 def test_run_still_refuses_a_typo_in_the_config_file(tmp_path: Path) -> None:
     (tmp_path / "hawkwatch.toml").write_text("[gc]\ntreshold_ms = 5\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     done = subprocess.run(
         [sys.executable, "-m", "hawkwatch", "run", "--", sys.executable, "-c", "print('ran')"],
@@ -402,7 +401,7 @@ def test_run_still_refuses_a_typo_in_the_config_file(tmp_path: Path) -> None:
 def test_retention_is_applied_even_by_a_process_that_ends_at_once(tmp_path: Path) -> None:
     """Retention runs on the agent's thread after start; a process that ends first does it
     at exit, so a loop of short runs never piles up sessions."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": "2"}
     for _ in range(4):
         done = subprocess.run(
@@ -443,7 +442,7 @@ def test_under_run_the_supervisor_removes_old_sessions_after_a_short_program(
 ) -> None:
     """A loop of short supervised runs keeps ``sessions.keep`` sessions: the supervisor tidies
     after each program ends, the program's exit does not."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env |= {"HAWKWATCH_HOME": str(tmp_path / "home"), "HAWKWATCH_SESSIONS_KEEP": "2"}
     for _ in range(4):
         done = run_supervised(tmp_path, env, sys.executable, "-c", "pass")
@@ -466,7 +465,7 @@ def test_a_program_told_its_supervisor_tidies_leaves_old_sessions_at_its_exit(
 
     def run_four(tidies: bool, home: Path) -> int:
         for index in range(4):
-            env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+            env = clean_env()
             env |= {
                 "HAWKWATCH_HOME": str(home),
                 "HAWKWATCH_SESSIONS_KEEP": "2",
@@ -499,7 +498,7 @@ def test_a_supervised_start_compiles_no_pattern_only_readers_use(tmp_path: Path)
     patterns are compiled then, not at every agent start."""
     from hawkwatch.runenv import BOOTSTRAP_DIR, SESSION_FILE_VAR, SUPERVISED_VAR, TIDY_VAR
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env |= {
         "HAWKWATCH_HOME": str(tmp_path / "home"),
         "PYTHONPATH": BOOTSTRAP_DIR,
@@ -546,7 +545,7 @@ def test_a_supervised_program_starts_without_typing_and_with_the_collector_on(
     """``hawkwatch run``'s program: the agent loaded no ``typing`` (its modules import it for
     type checkers only), started with the cyclic collector paused and frozen what it made, and
     gave the collector back on before the program's first line."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     # From 3.13 pathlib no longer imports urllib.parse (and ipaddress): the agent does not either.
     heavy = ["typing", "signal"]
@@ -597,7 +596,7 @@ def test_a_start_loads_no_pathlib_json_re_typing_or_signal(tmp_path: Path, how: 
     """At the program's first line and after the agent's exit hook: none of ``LEFT_OUT`` that
     a plain interpreter of this version does not load itself once it imports ``threading``
     (the agent's threads need it; from 3.13 it imports ``warnings``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
+    env = clean_env()
     env["HAWKWATCH_HOME"] = str(tmp_path / "home")
     (tmp_path / "pyproject.toml").write_text(PROJECT)  # a project's: never parsed
     plain = subprocess.run(

@@ -86,9 +86,8 @@ def _run(runner: Runner, app: Path, *supervise: str) -> tuple[list[int], dict[st
 def test_py_spy_stopping_an_unbuffered_program_loses_no_output(tmp_path: Path) -> None:
     runner = Runner(home=tmp_path / "home", cwd=tmp_path)
     app = runner.script("app.py", APP)
-    lengths, report = _run(
-        runner, app, "run", "--profile", "-c", "profiler.engine=py-spy", "-c", "profiler.rate_hz=100"
-    )
+    profile = ("--profile", "-c", "profiler.engine=py-spy", "-c", "profiler.rate_hz=100")
+    lengths, report = _run(runner, app, "run", *profile)
     assert report["lines"] == len(lengths)
     short = [n for n in lengths if n != LINE + 1]
     assert not short, f"{len(short)} of {len(lengths)} lines cut: {short[:5]}"
