@@ -28,8 +28,9 @@ off) / (requests/s of the arm) − 1; printed per arm: the median over rounds wi
 distribution-free 95 % interval (``_paired_stats.median_interval``), from which the verdict is
 taken (met only when the whole interval is within the target; two runs of 31 and 51 rounds
 moved the same arm's median by 4 points), and the median, min and max of the process's CPU time
-(every thread: the scheduler's work included). The added µs per request (median wall per request, arm − off: what a slower
-server or a real network would dilute) and the client's CPU µs per request are beside it.
+(every thread: the scheduler's work included). The added µs per request (median wall per
+request, arm − off: what a slower server or a real network would dilute) and the client's CPU
+µs per request are beside it.
 Targets (issue #19, for ``on``): ≤ 2 % for requests and httpx, ≤ 3 % for aiohttp. The load
 average is printed at the start, per family and at the end.
 
