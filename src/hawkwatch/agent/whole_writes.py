@@ -27,14 +27,13 @@ class _FlushedWriter(io.BufferedWriter):
         return written
 
 
-def make_writes_whole() -> list[str]:
-    """Give unbuffered ``sys.stdout``/``sys.stderr`` a layer that writes short writes' rest.
+def make_writes_whole() -> None:
+    """Give unbuffered ``sys.stdout``/``sys.stderr`` a layer that writes short writes' rest
+    (streams already buffered, or not plain, are left as they are; nothing on Windows).
 
-    Meant for the bootstrap, before the program's code holds the streams. Returns the names of
-    the streams replaced (none when they are buffered, not plain, or on Windows)."""
+    Meant for the bootstrap, before the program's code holds the streams."""
     if os.name != "posix":
-        return []
-    replaced = []
+        return
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if type(stream) is not io.TextIOWrapper or type(stream.buffer) is not io.FileIO:
@@ -57,5 +56,3 @@ def make_writes_whole() -> list[str]:
         if getattr(sys, f"__{name}__") is stream:
             setattr(sys, f"__{name}__", whole)
         setattr(sys, name, whole)
-        replaced.append(name)
-    return replaced

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_left, bisect_right
 
-from hawkwatch.agent.plugins.net_timeline import CLIENTS, _url_facts
+from hawkwatch.agent.plugins.net_timeline import CLIENTS, url_facts
 from hawkwatch.agent.plugins.net_untraced import Key, Untraced
 from hawkwatch.model.network_rules import SUB_BUCKETS, bucket_of
 
@@ -170,7 +170,7 @@ class Aggregates:
         (``sum``, ``max``, ``buckets_of``), nothing per request in Python."""
         fold = self._folds.get(key)
         if fold is None:
-            fold = self._folds[key] = _Fold(_url_facts(str(url), key[0], keep)[1])
+            fold = self._folds[key] = _Fold(url_facts(str(url), key[0], keep)[1])
         fold.count += len(totals)
         status = key[2]
         if isinstance(status, int) and status >= 500:

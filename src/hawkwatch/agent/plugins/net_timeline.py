@@ -148,7 +148,7 @@ class Timeline:
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """The record (``wall_offset``: ``time.time()`` minus ``perf_counter_ns()`` in s)."""
         self.complete()
-        facts = _url_facts(self.url, self.origin, keep_params)
+        facts = url_facts(self.url, self.origin, keep_params)
         thread = self.thread
         model = _model or records_model()
         record: NetworkTransaction = model.NetworkTransaction(  # positional, in field order:
@@ -248,7 +248,7 @@ def _line_of(code: CodeType, lasti: int) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _url_facts(url: str, origin: str, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
+def url_facts(url: str, origin: str, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
     """Redacted URL, ``host:port`` and query digest of ``url`` (a path when ``origin`` is
     given: http.client's): the same URLs come again and again."""
     if origin and "://" not in url:

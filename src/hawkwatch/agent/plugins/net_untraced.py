@@ -8,9 +8,9 @@ from hawkwatch.agent.plugins.net_timeline import (
     _clock,
     _index,
     _phase_of,
-    _url_facts,
     records_model,
     root_cause,
+    url_facts,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -76,11 +76,11 @@ class Untraced:
         return 0 if end is None or end < self.fetch_start else end - self.fetch_start
 
     def facts(self, keep_params: frozenset[str]) -> tuple[str, str, str | None]:
-        """Redacted URL, ``host:port`` and query digest (``_url_facts``)."""
+        """Redacted URL, ``host:port`` and query digest (``url_facts``)."""
         url = self.url_object
         if url is not None:
             self.url, self.url_object = str(url), None
-        return _url_facts(self.url, self.origin, keep_params)
+        return url_facts(self.url, self.origin, keep_params)
 
     def to_record(self, keep_params: frozenset[str], wall_offset: float) -> NetworkTransaction:
         """What is known of it, ``traced`` false."""
