@@ -16,11 +16,13 @@ under callgrind a run lasts ~50 times longer than without, so their share per re
 grow with the run's length and the machine's load (counted, the same run gave from 1.8 % to
 10.7 % on requests). Printed per family: instructions per request off, and added per
 request by each arm on (with its ratio to off): the CPU cost of the monitor on a machine where
-one instruction costs what it costs elsewhere in the client. With ``--hooks``, for httpx and
-aiohttp another arm, ``hooks``, runs with
-the monitor off but the library's extension point in use with callbacks that do nothing: the
-share of the cost that is the library's own (``hooks`` column, as added over ``off``). The
-server is not under valgrind.
+one instruction costs what it costs elsewhere in the client. The last column is computed, not
+counted: the default configuration's cost at ``--rate`` requests a second (4,000: the loopback
+benchmark's aiohttp), where ``network.max_traced_per_s`` caps the traced share (``capped``).
+With ``--hooks``, for httpx and aiohttp another arm, ``hooks``, runs with the monitor off but
+the library's extension point in use with callbacks that do nothing: the share of the cost
+that is the library's own (``hooks`` column, as added over ``off``). The server is not under
+valgrind.
 
 ``--breakdown``: where the added instructions go, per family (``workloads/net_breakdown.py``):
 the requests alone (the monitor's writing held back) off and on, then each step of writing
@@ -103,6 +105,21 @@ def breakdown(families: list[str], url: str, count: int, env: dict[str, str]) ->
     print("(requests: added over off; the other steps: per request, the monitor on)")
 
 
+def capped(untraced: float, traced: float, rate: float) -> float:
+    """What the default configuration adds per request at ``rate`` requests a second: the
+    untraced path, and the traced one for the share traced: 1 in ``sample_every``, or
+    ``max_traced_per_s / rate`` where the cap binds. Computed, not counted: under callgrind a
+    request lasts ~50 times longer, so the cap (a rate in wall time) does not bind in the
+    ``sampled`` arm."""
+    from hawkwatch.config import NetworkConfig
+
+    config = NetworkConfig()
+    share = 1 / config.sample_every
+    if config.max_traced_per_s > 0:
+        share = min(share, config.max_traced_per_s / rate)
+    return untraced + (traced - untraced) * share
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300)
@@ -110,6 +127,8 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true", help="instructions per step")
     parser.add_argument("--hooks", action="store_true", help="also the library's own hooks")
     parser.add_argument("--port", type=int, default=PORT, help="the server's, if free")
+    parser.add_argument("--rate", type=float, default=4000.0,
+                        help="requests a second of the computed column (the cap's share)")
     args = parser.parse_args()
     home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -130,13 +149,17 @@ def main() -> None:
             return
         print(f"{'family':<12} {'instr/req off':>14} " + " ".join(
             f"{arm + ' added':>18}" for arm in ARMS
-        ) + (f" {'hooks':>18}" if args.hooks else ""))  # fmt: skip
+        ) + f" {f'at {args.rate:,.0f} req/s':>18}"
+          + (f" {'hooks':>18}" if args.hooks else ""))  # fmt: skip
         for family in args.families.split(","):
             off = instructions(family, url, args.requests, "off", env)
-            cells = []
-            for arm in ARMS.values():
+            cells, added_by_arm = [], {}
+            for name, arm in ARMS.items():
                 added = instructions(family, url, args.requests, arm, env) - off
+                added_by_arm[name] = added
                 cells.append(f"{added:>+9,.0f} ({added / off:+6.1%})")
+            added = capped(added_by_arm["untraced"], added_by_arm["traced"], args.rate)
+            cells.append(f"{added:>+9,.0f} ({added / off:+6.1%})")
             if args.hooks and family in HOOKED:
                 added = instructions(family, url, args.requests, "hooks", env) - off
                 cells.append(f"{added:>+9,.0f} ({added / off:+6.1%})")

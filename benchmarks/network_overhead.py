@@ -1,13 +1,15 @@
 """What the network monitor costs per request: requests/s with the monitor on vs off.
 
 Run: python benchmarks/network_overhead.py [--rounds 51] [--requests 300] [--families ...]
+         [--arms on,full,aa] [--pin]
          [--processes [--pairs 9] [--control]] [--accuracy] [--accuracy-runs 5]
 
 A fast keep-alive aiohttp.web server answers 1 KB on loopback (its own process). Each client
 family (http.client, requests, httpx, httpx-async, aiohttp) runs in one client process of its
 own (``workloads/net_rounds.py``), where the arms alternate batch by batch, as in
 ``io_overhead.py``: for each batch the agent is started with the arm's configuration, the
-untimed warm-up requests are made (past the host's sampling warm-up: 64 traced, then 1 in 16),
+untimed warm-up requests are made (past the host's sampling warm-up: 64 traced, then 1 in 16,
+at most 10 a second),
 a timed batch of ``--requests`` requests is made and written (the monitor's ``drain``, in the
 batch), and the agent is stopped. Arms: ``off`` (the network monitor off), ``on`` (as
 configured by default: per-host head sampling, every request counted), ``full`` (every request
@@ -17,6 +19,13 @@ The order rotates each round (each arm first in turn); a first round, not counte
 imports, connections and the monitor's one-time first write. The off arms check that the
 libraries run unpatched after the agent stopped (no wrapper of ours left on the modules the
 monitor may wrap), the on arms that they are wrapped.
+
+A batch's time is its request loop and the monitor's writing, not the making of its client
+(an ``httpx`` client loads a CA bundle: ~10 ms, the size of the effect, and as noisy).
+``--pin`` keeps the client process (every thread, the agent's included) on CPU 0 and the
+server on CPU 1. Not the default: on this 2-vCPU VM it halved requests/s and raised the
+client's CPU per request by ~60 % (each request wakes the other CPU), which dilutes the
+monitor's share; the default leaves placement to the OS.
 
 Why in one process: between processes, identical runs differ by ±5–10 % in requests/s here
 (where the heap, the interpreter's caches and the CPU's state land), more than the 2–3 % to
@@ -67,28 +76,42 @@ TARGETS = {"requests": 0.02, "httpx": 0.02, "httpx-async": 0.02, "aiohttp": 0.03
 ROUND_ARMS = ("on", "full", "aa")  # compared with "off", in net_rounds.py's rotation
 
 
+CLIENT_CPU, SERVER_CPU = 0, 1
+PINNED = False  # ``--pin``
+
+
+def pin(pid: int, cpu: int) -> None:
+    """With ``--pin`` (on a machine with two CPUs or more), keep a process on one CPU."""
+    if PINNED and (os.cpu_count() or 1) >= 2 and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(pid, {cpu})
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def in_one_process(family: str, url: str, count: int, rounds: int, env: dict[str, str]) -> None:
+def in_one_process(
+    family: str, url: str, count: int, rounds: int, env: dict[str, str], *, arms: tuple[str, ...]
+) -> None:
     """The arms alternated in one client process (``net_rounds.py``); one table row per arm."""
-    out = subprocess.run(
+    client = subprocess.Popen(
         [sys.executable, str(HERE / "workloads" / "net_rounds.py"), family, url, str(count),
-         str(rounds)],
-        capture_output=True, text=True, env=env, timeout=3600, check=False,
+         str(rounds), ",".join(("off", *arms))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
-    if out.returncode:
-        raise SystemExit(f"{family}: net_rounds.py failed:\n{out.stderr[-2000:]}")
+    pin(client.pid, CLIENT_CPU)
+    stdout, stderr = client.communicate(timeout=3600)
+    if client.returncode:
+        raise SystemExit(f"{family}: net_rounds.py failed:\n{stderr[-2000:]}")
     batches: dict[str, dict[int, tuple[float, float]]] = {}
-    for line in out.stdout.splitlines():
+    for line in stdout.splitlines():
         row = json.loads(line)
         batches.setdefault(row["arm"], {})[row["round"]] = (row["wall_s"], row["cpu_s"])
     off = batches["off"]
     off_wall = statistics.median(wall for wall, _ in off.values())
     off_cpu = statistics.median(cpu for _, cpu in off.values())
     target = TARGETS.get(family)
-    for arm in ROUND_ARMS:
+    for arm in arms:
         walls = [batches[arm][r][0] / off[r][0] - 1 for r in sorted(off)]
         cpus = [batches[arm][r][1] / off[r][1] - 1 for r in sorted(off)]
         arm_wall = statistics.median(wall for wall, _ in batches[arm].values())
@@ -193,7 +216,13 @@ def main() -> None:
     parser.add_argument("--control", action="store_true", help="--processes: an A/A pair too")
     parser.add_argument("--accuracy", action="store_true", help="also measure phase accuracy")
     parser.add_argument("--accuracy-runs", type=int, default=5)
+    parser.add_argument("--arms", default=",".join(ROUND_ARMS),
+                        help="arms compared with off (on, full, aa): fewer, more rounds")
+    parser.add_argument("--pin", action="store_true",
+                        help="the client on CPU 0, the server on CPU 1")  # fmt: skip
     args = parser.parse_args()
+    global PINNED
+    PINNED = args.pin
     families = args.families.split(",")
     home = tempfile.mkdtemp(prefix="hawkwatch-netbench-")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HAWKWATCH_")}
@@ -202,12 +231,14 @@ def main() -> None:
         [sys.executable, str(HERE / "workloads" / "net_server.py")],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
+    pin(server.pid, SERVER_CPU)
     try:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/"
         print(f"machine: {os.cpu_count()} CPUs, {platform.python_implementation()} "
               f"{platform.python_version()}; server {url}; load average {load()}")  # fmt: skip
-        print(f"command: python {' '.join(sys.argv)}")
+        print(f"command: python {' '.join(sys.argv)}"
+              + ("; client on CPU 0, server on CPU 1" if PINNED else ""))
         if args.processes:
             in_processes(families, url, args, env)
         else:
@@ -220,8 +251,9 @@ def main() -> None:
             print(f"{'family':<12} {'rps off':>8} {'arm':>5} {'median':>8} {'low':>7} "
                   f"{'high':>7} {'µs/req':>7} {'median':>8} {'min':>7} {'max':>7} {'off':>7} "
                   f"{'arm':>7}  {'target':<12} load")  # fmt: skip
+            arms = tuple(args.arms.split(","))
             for family in families:
-                in_one_process(family, url, args.requests, args.rounds, env)
+                in_one_process(family, url, args.requests, args.rounds, env, arms=arms)
         if args.accuracy:
             accuracy([f for f in families if f != "http.client"], args.accuracy_runs, env)
         print(f"load average at the end: {load()}")

@@ -97,7 +97,7 @@ if monitor is not None and monitor._ctx is not None:
         timeline.phases()
     os.getpgrp()  # step: phases
     for timeline in ended:
-        net_timeline._url_facts(timeline.url, timeline.origin, keep)
+        net_timeline.url_facts(timeline.url, timeline.origin, keep)
     os.getpgrp()  # step: url facts
     for timeline in ended:
         net_timeline._call_sites_named(timeline.frames)

@@ -3,7 +3,8 @@
 ``run(family, url, n, hooks=False)`` makes a client (a ``requests.Session``, an ``httpx``
 client, an ``aiohttp.ClientSession``, an ``http.client`` connection; for the async families in
 an event loop of its own), sends ``n`` requests one after the other, reading each body to its
-end, and returns the seconds of the loop alone (its first request opens the connection).
+end, and returns the wall and CPU seconds of the loop alone (its first request opens the
+connection).
 ``hooks``: the library's own extension point in use with callbacks that do nothing (httpx: a
 ``trace`` extension on each request; aiohttp: a ``TraceConfig`` on the signals the monitor
 listens to), what the library costs before the monitor does anything.
@@ -81,61 +82,72 @@ def _trace_configs(hooks: bool) -> list[object] | None:
     return [config]
 
 
-def _sync_run(family: str, url: str, n: int, hooks: bool) -> float:
+def _stamp() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(started: tuple[float, float]) -> tuple[float, float]:
+    """(wall s, CPU s of the process: every thread) since ``started``."""
+    wall, cpu = _stamp()
+    return wall - started[0], cpu - started[1]
+
+
+def _sync_run(family: str, url: str, n: int, hooks: bool) -> tuple[float, float]:
     if family == "requests":
         import requests
 
         with requests.Session() as session:
             get = session.get
-            started = time.perf_counter()
+            started = _stamp()
             for _ in range(n):
                 _ = get(url).content
-            return time.perf_counter() - started
+            return _since(started)
     if family == "httpx":
         import httpx
 
         extensions = {"trace": _noop} if hooks else None
         with httpx.Client() as client:
-            started = time.perf_counter()
+            started = _stamp()
             for _ in range(n):
                 _ = client.get(url, extensions=extensions).content
-            return time.perf_counter() - started
+            return _since(started)
     import http.client
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port)
-    started = time.perf_counter()
+    started = _stamp()
     for _ in range(n):
         conn.request("GET", "/")
         conn.getresponse().read()
-    elapsed = time.perf_counter() - started
+    elapsed = _since(started)
     conn.close()
     return elapsed
 
 
-async def _async_run(family: str, url: str, n: int, hooks: bool) -> float:
+async def _async_run(family: str, url: str, n: int, hooks: bool) -> tuple[float, float]:
     if family == "aiohttp":
         import aiohttp
 
         async with aiohttp.ClientSession(trace_configs=_trace_configs(hooks)) as session:
-            started = time.perf_counter()
+            started = _stamp()
             for _ in range(n):
                 async with session.get(url) as response:
                     await response.read()
-            return time.perf_counter() - started
+            return _since(started)
     import httpx
 
     extensions = {"trace": _anoop} if hooks else None
     async with httpx.AsyncClient() as client:
-        started = time.perf_counter()
+        started = _stamp()
         for _ in range(n):
             _ = (await client.get(url, extensions=extensions)).content
-        return time.perf_counter() - started
+        return _since(started)
 
 
-def run(family: str, url: str, n: int, hooks: bool = False) -> float:
-    """Seconds of ``n`` requests through a new client of ``family``."""
+def run(family: str, url: str, n: int, hooks: bool = False) -> tuple[float, float]:
+    """(wall s, CPU s) of ``n`` requests through a new client of ``family``: the loop alone,
+    not the client's making (an ``httpx`` client loads the CA bundle: ~10 ms of noise)."""
     if family in ("aiohttp", "httpx-async"):
         return asyncio.run(_async_run(family, url, n, hooks))
     return _sync_run(family, url, n, hooks)

@@ -1,13 +1,15 @@
 """The client process of ``network_overhead.py``: every arm in this one process, batch by batch.
 
-Usage: python net_rounds.py FAMILY URL REQUESTS ROUNDS. Per round, each arm in turn (the order
+Usage: python net_rounds.py FAMILY URL REQUESTS ROUNDS [ARMS] (comma-separated, ``off``
+first; default all). Per round, each arm in turn (the order
 rotates: each arm first in turn) starts the agent with its configuration, makes the untimed
-warm-up requests, then a timed batch of REQUESTS (``net_families.run``: a new client each), and
-stops the agent. Arms: ``off`` (the network monitor off), ``on`` (as configured by default:
-per-host head sampling), ``full`` (every request traced: ``network.sample_every = 1``) and
-``aa`` (off again: the A/A control). Every other monitor is off in all of them. One JSON line
-per batch on stdout: round, arm, wall s, CPU s (the process's: every thread). A first round,
-not printed, warms up imports, connections and caches.
+warm-up requests, then a timed batch of REQUESTS (``net_families.run``: a new client each, its
+loop timed, not its making), and stops the agent. Arms: ``off`` (the network monitor off),
+``on`` (as configured by default: per-host head sampling), ``full`` (every request traced:
+``network.sample_every = 1``, no cap a second) and ``aa`` (off again: the A/A control). Every
+other monitor is off in all of them. One JSON line per batch on stdout: round, arm, wall s, CPU
+s (the process's: every thread). A first round, not printed, warms up imports, connections and
+caches.
 
 What each batch holds, so that it shows what a long-running service pays per request:
 
@@ -46,7 +48,7 @@ from hawkwatch.agent.plugins import network
 ARMS: dict[str, dict[str, object]] = {
     "off": {"network.enabled": False},
     "on": {"network.enabled": True},
-    "full": {"network.enabled": True, "network.sample_every": 1},
+    "full": {"network.enabled": True, "network.sample_every": 1, "network.max_traced_per_s": 0},
     "aa": {"network.enabled": False},
 }
 QUIET = {
@@ -107,22 +109,22 @@ def batch(family: str, url: str, count: int, arm: str) -> tuple[float, float]:
         if running is not None:
             running.drain()
         gc.collect()
-        cpu, wall = time.process_time(), time.perf_counter()
-        net_families.run(family, url, count)
+        wall, cpu = net_families.run(family, url, count)  # the loop alone, not the client's making
+        started = time.perf_counter(), time.process_time()
         if running is not None:
             running.drain()
-        return time.perf_counter() - wall, time.process_time() - cpu
+        return (wall + time.perf_counter() - started[0], cpu + time.process_time() - started[1])
     finally:
         hawkwatch.stop()
 
 
 def main() -> None:
     family, url, count, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    arms = tuple(sys.argv[5].split(",")) if len(sys.argv) > 5 else tuple(ARMS)
     # the batch's drain runs in this thread, timed; the aggregates' timer drains too (and would
     # race this thread's drain): pushed out as well, the window is written at stop
     network.DRAIN_INTERVAL_S = network.AGGREGATE_INTERVAL_S = 1e6
     net_families.libraries(family)  # imported before the agent first starts
-    arms = tuple(ARMS)
     for arm in arms:  # the warm-up round: imports, the first write, connections, caches
         batch(family, url, count, arm)
     for index in range(rounds):

@@ -181,6 +181,12 @@ class NetworkConfig(Options):
         "request is still counted and timed in network-aggregate",
         1,
     )
+    max_traced_per_s: float = _option(
+        10.0,
+        "after the warm-ups, at most this many requests a second traced in full, all hosts "
+        "together (0: no cap): bounds tracing's cost and records in a busy service",
+        0,
+    )
 
 
 class IoConfig(Options):

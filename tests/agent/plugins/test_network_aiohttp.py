@@ -107,7 +107,8 @@ def test_requests_are_no_longer_timed_after_stop(server: HttpServer, mode: str) 
 def start_sampled(*, traced: bool) -> None:
     """The agent with every request traced, or none (each only counted and timed)."""
     hawkwatch.start(**{"stall.enabled": False, "network.sample_warmup": 0,
-                       "network.sample_every": 1 if traced else 10**6})  # fmt: skip
+                       "network.sample_every": 1 if traced else 10**6,
+                       "network.max_traced_per_s": 0})  # fmt: skip
 
 
 def aggregates() -> list[NetworkAggregate]:
@@ -200,7 +201,7 @@ def test_traced_and_untraced_requests_in_flight_together_are_each_timed(
     hooks under ``_request`` look for a hop while any traced request is in flight), the
     untraced ones are counted."""
     hawkwatch.start(**{"stall.enabled": False, "network.sample_warmup": 0,
-                       "network.sample_every": 2})  # fmt: skip
+                       "network.sample_every": 2, "network.max_traced_per_s": 0})  # fmt: skip
     agent = current_agent()
     assert agent is not None
     folder = agent.session.path

@@ -5,6 +5,7 @@ a loopback server, through every client family."""
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 
 import hawkwatch
 from hawkwatch.agent import current_agent
+from hawkwatch.agent.plugins import network
 from hawkwatch.agent.plugins.net_sampling import Aggregates, Sampler, buckets_of
+from hawkwatch.agent.plugins.net_stdlib import _UNTRACED
 from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
 from hawkwatch.api.network import network_report
 from hawkwatch.api.session import load_session
@@ -29,9 +32,11 @@ pytestmark = pytest.mark.usefixtures("stopped_agent")
 WARMUP, EVERY = 3, 4
 
 
-def start(warmup: int = WARMUP, every: int = EVERY) -> None:
+def start(warmup: int = WARMUP, every: int = EVERY, per_second: float = 0) -> None:
+    """No cap on traced requests a second unless ``per_second``: the counts here are exact."""
     hawkwatch.start(**{"stall.enabled": False, "network.sample_warmup": warmup,
-                       "network.sample_every": every})  # fmt: skip
+                       "network.sample_every": every,
+                       "network.max_traced_per_s": per_second})  # fmt: skip
 
 
 def stop() -> tuple[Path, list[NetworkTransaction], list[NetworkAggregate]]:
@@ -56,6 +61,42 @@ def test_the_sampler_warms_up_then_traces_one_in_every() -> None:
     assert sampler.traced("http://b:80")  # another host has its own warm-up
     everything = Sampler(warmup=0, every=1)
     assert all(everything.traced("h") for _ in range(50))
+
+
+class FakeClock:
+    """Seconds that move only when the test says."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_past_the_warm_up_traced_requests_are_capped_per_second() -> None:
+    clock = FakeClock()
+    sampler = Sampler(warmup=2, every=1, per_second=2, clock=clock)
+    assert [sampler.traced("a") for _ in range(2)] == [True, True]  # the warm-up: no cap
+    assert sampler.traced("a") is False  # the bucket starts empty
+    clock.now += 0.5  # one token (2 a second)
+    assert [sampler.traced("a") for _ in range(3)] == [True, False, False]
+    assert [sampler.traced("b") for _ in range(3)] == [True, True, False]  # b's warm-up
+    clock.now += 60  # a long quiet spell: at most one second of tokens
+    assert [sampler.traced(host) for host in "abab"] == [True, True, False, False]
+    sampler.reset()  # a forked child: warm-ups anew, an empty bucket
+    assert [sampler.traced("a") for _ in range(3)] == [True, True, False]
+
+
+def test_the_cap_is_checked_only_when_a_hosts_turn_comes() -> None:
+    """1 in ``every`` first, then the bucket: a denied turn waits for the next one in
+    ``every`` (``skips``), so the hooks' shortcut still answers most requests alone."""
+    clock = FakeClock()
+    sampler = Sampler(warmup=0, every=4, per_second=1, clock=clock)
+    first = [sampler.traced("a") for _ in range(8)]  # turns: the 4th and 8th, no token yet
+    assert first == [False] * 8 and sampler.skips["a"] == 3
+    clock.now += 1
+    assert [sampler.traced("a") for _ in range(4)] == [False, False, False, True]
+    assert Sampler(warmup=0, every=1, per_second=0, clock=clock).traced("a")  # 0: no cap
 
 
 @pytest.mark.parametrize("warmup", [0, 1, 3, 64])
@@ -198,6 +239,41 @@ def test_every_request_traced_with_one_in_one(
     _, records, aggregates = stop()
     assert len(records) == 10 and all(r.traced for r in records)
     assert sum(a.count for a in aggregates) == sum(a.traced for a in aggregates) == 10
+
+
+@pytest.mark.parametrize("family", ["requests", "httpx", "aiohttp"])
+def test_the_cap_leaves_the_warm_up_traced_and_every_request_counted(
+    family: str, server: HttpServer, hawkwatch_home: Path
+) -> None:
+    """One token in 1,000 s: past the warm-up, nothing more is traced in this test, however
+    fast or slow the machine; every request is still counted."""
+    start(warmup=2, every=1, per_second=0.001)
+    assert fetch(family, [server.url("/ok")] * 12) == [200] * 12
+    _, records, aggregates = stop()
+    assert len(records) == 2 and all(r.traced for r in records)
+    assert sum(a.count for a in aggregates) == 12
+    assert sum(a.traced for a in aggregates) == 2
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_an_untraced_request_that_ended_well_leaves_no_object_behind(
+    family: str, server: HttpServer, hawkwatch_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted in the tally where it ends, not queued until the next drain (the drain is held
+    off here): queued objects would survive into the collector's older generations."""
+    monkeypatch.setattr(network, "DRAIN_INTERVAL_S", 1e6)
+    start(warmup=0, every=10**6)
+    assert fetch(family, [server.url("/ok?n=1")] * 6) == [200] * 6
+    gc.collect()
+    alive = [o for o in gc.get_objects() if type(o) is Untraced and o is not _UNTRACED]
+    assert alive == []
+    _, records, aggregates = stop()
+    assert records == []
+    assert sum(a.count for a in aggregates) == 6 and sum(a.traced for a in aggregates) == 0
+    assert sum(a.response_bytes for a in aggregates) == 6000
+    (aggregate,) = aggregates
+    assert aggregate.host == f"127.0.0.1:{server.port}"
+    assert aggregate.library == LIBRARY.get(family, family)
 
 
 def test_the_view_counts_every_request_and_says_which_figures_are_sampled(

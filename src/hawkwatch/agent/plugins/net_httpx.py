@@ -23,9 +23,12 @@ from typing import Any, Final
 from hawkwatch.agent.plugins import net_stdlib
 from hawkwatch.agent.plugins.net_patch import Finish, Instrumentation, OnError
 from hawkwatch.agent.plugins.net_timeline import Timeline, describe_context
-from hawkwatch.agent.plugins.net_untraced import Untraced
+from hawkwatch.agent.plugins.net_untraced import Tally, Untraced
+from hawkwatch.model.network_rules import SLOW_REQUEST_MS
 
 _clock = time.perf_counter_ns
+_SLOW_NS: Final = int(SLOW_REQUEST_MS * 1e6)
+"""An untraced request this long gets a record (the monitor's slow-request threshold)."""
 
 
 class _Hop(Timeline):
@@ -289,23 +292,44 @@ def _origin_key(url: Any) -> object:
     return (parsed.scheme, parsed.host, parsed.port)
 
 
-def _untraced(request: Any, origin: object) -> Untraced:
-    untraced = Untraced("httpx", request.method, "", _clock())
+def _untraced(request: Any, origin: object, start: int, on_loop: bool) -> Untraced:
+    untraced = Untraced("httpx", request.method, "", start)
     untraced.url_object, untraced.key = request.url, origin  # text on the scheduler thread
+    untraced.on_loop_thread = on_loop
     return untraced
 
 
-def _untraced_end(untraced: Untraced, response: Any, finish: Finish) -> None:
-    """An untraced ``send`` returned: a streamed response's total ends at its head."""
-    untraced.response_end = _clock()
-    untraced.status = response.status_code
-    if response.is_closed:
-        untraced.response_bytes = response.num_bytes_downloaded
+def _untraced_ended(  # noqa: PLR0917 - once per untraced request: positional
+    request: Any,
+    response: Any,
+    origin: object,
+    start: int,
+    tally: Tally,
+    finish: Finish,
+    on_loop: bool,
+) -> None:
+    """An untraced ``send`` returned (a streamed response's total ends at its head): counted in
+    the tally (``net_untraced.Tally``: two appends, no object of ours), or, slow
+    (``SLOW_REQUEST_MS``), an ``Untraced`` for its record."""
+    end = _clock()
+    size = response.num_bytes_downloaded if response.is_closed else None
+    if end - start < _SLOW_NS:
+        key = (origin, request.method, response.status_code, "httpx", 0)
+        items = tally.lists.get(key) or tally.new_key(key, request.url)
+        items.append(end - start)
+        items.append(size)
+        return
+    untraced = _untraced(request, origin, start, on_loop)
+    untraced.response_end, untraced.status = end, response.status_code
+    untraced.response_bytes = size
     untraced.finished = True
     finish(untraced)
 
 
-def _untraced_failed(untraced: Untraced, exc: BaseException, finish: Finish) -> None:
+def _untraced_failed(
+    request: Any, origin: object, start: int, exc: BaseException, finish: Finish, *, on_loop: bool
+) -> None:
+    untraced = _untraced(request, origin, start, on_loop)
     untraced.fail(exc)
     untraced.finished = True
     finish(untraced)
@@ -322,7 +346,7 @@ class HttpxInstrumentation(Instrumentation):
 
     def install(self, httpx: Any) -> None:  # noqa: PLR0915 - the wrappers share one closure
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
-        sampled = self._sampled
+        sampled, skips, tally = self._sampled, self._skips, self._tally
         from hawkwatch.agent.plugins import net_httpcore
 
         httpcore = sys.modules.get("httpcore")  # httpx imported it (the agent never does)
@@ -359,14 +383,23 @@ class HttpxInstrumentation(Instrumentation):
 
         def send(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
             origin = _origin_key(request.url)
-            if not sampled(origin):
-                untraced = _untraced(request, origin)  # on_loop_thread: no detector reads it
+            left = skips.get(origin, 0)
+            if left > 0:  # untraced (``Sampler.skips``: no call)
+                skips[origin] = left - 1
+                traced = False
+            else:
+                traced = sampled(origin)
+            if not traced:  # (on_loop_thread: no detector reads it for httpx)
+                start = _clock()
                 try:
                     response = original_sync(client, request, *args, **kwargs)
                 except BaseException as exc:
-                    _untraced_failed(untraced, exc, finish)
+                    _untraced_failed(request, origin, start, exc, finish, on_loop=False)
                     raise
-                _untraced_end(untraced, response, finish)
+                try:
+                    _untraced_ended(request, response, origin, start, tally, finish, False)
+                except Exception as exc:  # never into the request
+                    on_error(exc)
                 return response
             tracer = prepare(request, False)
             try:
@@ -383,15 +416,23 @@ class HttpxInstrumentation(Instrumentation):
 
         async def send_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
             origin = _origin_key(request.url)
-            if not sampled(origin):
-                untraced = _untraced(request, origin)
-                untraced.on_loop_thread = True
+            left = skips.get(origin, 0)
+            if left > 0:
+                skips[origin] = left - 1
+                traced = False
+            else:
+                traced = sampled(origin)
+            if not traced:
+                start = _clock()
                 try:
                     response = await original_async(client, request, *args, **kwargs)
                 except BaseException as exc:
-                    _untraced_failed(untraced, exc, finish)
+                    _untraced_failed(request, origin, start, exc, finish, on_loop=True)
                     raise
-                _untraced_end(untraced, response, finish)
+                try:
+                    _untraced_ended(request, response, origin, start, tally, finish, True)
+                except Exception as exc:  # never into the request
+                    on_error(exc)
                 return response
             tracer = prepare(request, True)
             try:

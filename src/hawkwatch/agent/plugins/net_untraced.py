@@ -97,19 +97,20 @@ class Untraced:
         return record
 
 
-Key: TypeAlias = "tuple[str, str, int | None, str, int]"
-"""An untraced request's aggregate: origin (the sampler's key), method as the app gave it (made
-upper case where it is written), status, library, client rank (``Aggregates.fold``'s key)."""
+Key: TypeAlias = "tuple[object, str, int | None, str, int]"
+"""An untraced request's aggregate: origin (the sampler's key: text, or httpx's parts), method
+as the app gave it (made upper case where it is written), status, library, client rank
+(``Aggregates.fold``'s key)."""
 MAX_KEYS: Final = 4096
 """Aggregates a ``Tally`` holds at once; beyond, it starts again (a few counts lost)."""
 
 
 class Tally:
     """Untraced requests that ended well, counted where they end (a family's hooks, where it is
-    cheaper than an ``Untraced``: aiohttp's): per aggregate key, their totals (ns) and bytes
-    received, alternately, in one list each hook appends to (two appends, in C, and no object
-    of ours per request); the first URL of each key, for its host. The monitor takes what was
-    appended (``take``) and folds each key's at once (``Aggregates.fold_tally``). Never a
+    cheaper than an ``Untraced``: aiohttp's and httpx's): per aggregate key, their totals (ns)
+    and bytes received, alternately, in one list each hook appends to (two appends, in C, and
+    no object of ours per request); the first URL of each key, for its host. The monitor takes
+    what was appended (``take``) and folds each key's at once (``Aggregates.fold_tally``). Never a
     request that failed, was slow or blocked a loop's thread: those get an ``Untraced``, and a
     record.
 

@@ -73,7 +73,10 @@ class NetworkMonitor:
         self._keep_params = frozenset(
             name.strip() for name in config.keep_query_params.split(",") if name.strip()
         )
-        self._sampler.warmup, self._sampler.every = config.sample_warmup, config.sample_every
+        sampler = self._sampler
+        sampler.warmup, sampler.every = config.sample_warmup, config.sample_every
+        sampler.per_second = config.max_traced_per_s
+        sampler.reset()
         self._aggregates.clear(time.time())
         self._hook = once_imported(
             {
@@ -94,7 +97,12 @@ class NetworkMonitor:
         from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 
         instrumentation = HttpxInstrumentation(
-            self._finish, running_loop, self._failure.capture, self._sampler.traced
+            self._finish,
+            running_loop,
+            self._failure.capture,
+            self._sampler.traced,
+            skips=self._sampler.skips,
+            tally=self._tally,
         )
         self._late.append(instrumentation)
         instrumentation.install(module)
@@ -118,8 +126,29 @@ class NetworkMonitor:
             self._stdlib.instrument_connection_class(getattr(module, name))
 
     def _finish(self, timeline: Timeline | Untraced) -> None:
-        if self._ctx is not None:
-            self._ended.append(timeline)
+        """An ended request, from the thread that made it. An untraced one that gets no record
+        (it ended well, fast, and not as a blocking client on a loop's thread) is counted in
+        the tally at once (two appends) and freed: kept in the queue until the next drain,
+        every such object would survive into the collector's older generations, and their
+        passes over the whole heap cost the app more than the fold did."""
+        if self._ctx is None:
+            return
+        if type(timeline) is Untraced and timeline.error is None:
+            end = timeline.response_end
+            total = 0 if end is None else end - timeline.fetch_start
+            if total < self._slow_ns and not (
+                timeline.on_loop_thread and timeline.library_name() in BLOCKING_LIBRARIES
+            ):
+                key = (timeline.key, timeline.method, timeline.status, timeline.library,
+                       timeline.client)  # ``Aggregates.fold``'s  # fmt: skip
+                tally = self._tally
+                items = tally.lists.get(key) or tally.new_key(
+                    key, timeline.url_object or timeline.url
+                )
+                items.append(total)
+                items.append(timeline.response_bytes)
+                return
+        self._ended.append(timeline)
 
     def drain(self) -> None:
         """Write the requests that ended since the last call (scheduler thread, and at stop).
