@@ -34,7 +34,7 @@ from hawkwatch.model.network_rules import BLOCKING_LIBRARIES, SLOW_REQUEST_MS
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import ClassVar, Final
+    from typing import Any, ClassVar, Final
 
     from hawkwatch.model.records import NetworkTransaction
 
@@ -96,21 +96,17 @@ class NetworkMonitor:
     def _instrument_httpx(self, module: ModuleType) -> None:
         from hawkwatch.agent.plugins.net_httpx import HttpxInstrumentation
 
-        instrumentation = HttpxInstrumentation(
-            self._finish,
-            running_loop,
-            self._failure.capture,
-            self._sampler.traced,
-            skips=self._sampler.skips,
-            tally=self._tally,
-        )
-        self._late.append(instrumentation)
-        instrumentation.install(module)
+        self._install_late(HttpxInstrumentation, module)
 
     def _instrument_aiohttp(self, module: ModuleType) -> None:
         from hawkwatch.agent.plugins.net_aiohttp import AiohttpInstrumentation
 
-        instrumentation = AiohttpInstrumentation(
+        self._install_late(AiohttpInstrumentation, module)
+
+    def _install_late(self, family: Callable[..., Any], module: ModuleType) -> None:
+        """A family's instrumentation, made when it is imported: with the sampler's shortcut
+        (``skips``) and the tally its hooks count untraced requests in."""
+        instrumentation = family(
             self._finish,
             running_loop,
             self._failure.capture,
