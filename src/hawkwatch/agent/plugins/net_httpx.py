@@ -309,15 +309,13 @@ def _untraced_ended(  # noqa: PLR0917 - once per untraced request: positional
     on_loop: bool,
 ) -> None:
     """An untraced ``send`` returned (a streamed response's total ends at its head): counted in
-    the tally (``net_untraced.Tally``: two appends, no object of ours), or, slow
+    the tally (``net_untraced.Tally``: no object of ours), or, slow
     (``SLOW_REQUEST_MS``), an ``Untraced`` for its record."""
     end = _clock()
     size = response.num_bytes_downloaded if response.is_closed else None
     if end - start < _SLOW_NS:
         key = (origin, request.method, response.status_code, "httpx", 0)
-        items = tally.lists.get(key) or tally.new_key(key, request.url)
-        items.append(end - start)
-        items.append(size)
+        tally.count(key, request.url, end - start, size)
         return
     untraced = _untraced(request, origin, start, on_loop)
     untraced.response_end, untraced.status = end, response.status_code
@@ -346,7 +344,7 @@ class HttpxInstrumentation(Instrumentation):
 
     def install(self, httpx: Any) -> None:  # noqa: PLR0915 - the wrappers share one closure
         finish, get_loop, on_error = self._finish, self._get_loop, self._on_error
-        sampled, skips, tally = self._sampled, self._skips, self._tally
+        sampled, tally = self._sampled, self._tally
         from hawkwatch.agent.plugins import net_httpcore
 
         httpcore = sys.modules.get("httpcore")  # httpx imported it (the agent never does)
@@ -383,13 +381,7 @@ class HttpxInstrumentation(Instrumentation):
 
         def send(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
             origin = _origin_key(request.url)
-            left = skips.get(origin, 0)
-            if left > 0:  # untraced (``Sampler.skips``: no call)
-                skips[origin] = left - 1
-                traced = False
-            else:
-                traced = sampled(origin)
-            if not traced:  # (on_loop_thread: no detector reads it for httpx)
+            if not sampled(origin):  # (on_loop_thread: no detector reads it for httpx)
                 start = _clock()
                 try:
                     response = original_sync(client, request, *args, **kwargs)
@@ -416,13 +408,7 @@ class HttpxInstrumentation(Instrumentation):
 
         async def send_async(client: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
             origin = _origin_key(request.url)
-            left = skips.get(origin, 0)
-            if left > 0:
-                skips[origin] = left - 1
-                traced = False
-            else:
-                traced = sampled(origin)
-            if not traced:
+            if not sampled(origin):
                 start = _clock()
                 try:
                     response = await original_async(client, request, *args, **kwargs)

@@ -191,7 +191,8 @@ class Aggregates:
             fold.traced += 1
 
     def fold(self, untraced: Untraced, total_ns: int, keep: frozenset[str]) -> None:
-        """An untraced request that gets no record."""
+        """An untraced request that gets no record, one at a time: the definition
+        ``fold_tally`` (what the monitor uses) is tested against."""
         key = (untraced.key, untraced.method, untraced.status, untraced.library,
                untraced.client)  # fmt: skip
         fold = self._folds.get(key)

@@ -128,6 +128,13 @@ class Tally:
         """Taken no more (the monitor stopped): a hook left in another tool's chain of wrappers
         appends to a list nobody keeps."""
 
+    def count(self, key: Key, url: Any, total_ns: int, size: int | None) -> None:
+        """One request under ``key`` (``url``: its first, for the host). aiohttp's hook inlines
+        this (a call is a share of its budget worth keeping)."""
+        items = self.lists.get(key) or self.new_key(key, url)
+        items.append(total_ns)
+        items.append(size)
+
     def new_key(self, key: Key, url: Any) -> list[int | None]:
         """The list of ``key``, made at its first request (``url``: its host, once)."""
         if self.closed:

@@ -137,12 +137,9 @@ class NetworkMonitor:
             ):
                 key = (timeline.key, timeline.method, timeline.status, timeline.library,
                        timeline.client)  # ``Aggregates.fold``'s  # fmt: skip
-                tally = self._tally
-                items = tally.lists.get(key) or tally.new_key(
-                    key, timeline.url_object or timeline.url
+                self._tally.count(
+                    key, timeline.url_object or timeline.url, total, timeline.response_bytes
                 )
-                items.append(total)
-                items.append(timeline.response_bytes)
                 return
         self._ended.append(timeline)
 
@@ -164,22 +161,9 @@ class NetworkMonitor:
             return
         wall_offset = time.time() - time.perf_counter_ns() / 1e9  # monotonic stamps to Unix s
         popleft = ended.popleft
-        slow_ns = self._slow_ns
         records: list[NetworkTransaction] = []
-        for _ in range(len(ended)):
-            item = popleft()
-            if not item.traced:
-                assert isinstance(item, Untraced)
-                end = item.response_end
-                total = 0 if end is None else end - item.fetch_start
-                if not (
-                    item.error is not None
-                    or total >= slow_ns
-                    or (item.on_loop_thread and item.library_name() in BLOCKING_LIBRARIES)
-                ):  # nothing to record: counted and timed only
-                    aggregates.fold(item, total, keep)
-                    continue
-            record = item.to_record(keep, wall_offset)
+        for _ in range(len(ended)):  # (an untraced one here gets a record: ``_finish``)
+            record = popleft().to_record(keep, wall_offset)
             records.append(record)
             aggregates.add(record)
         if records:
