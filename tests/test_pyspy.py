@@ -127,8 +127,8 @@ def test_the_engine_option_chooses_the_sampler_and_says_what_is_wrong() -> None:
     assert OutsideSampler.for_config(ProfilerConfig(enabled=False)) is None
     chosen = OutsideSampler.for_config(ProfilerConfig(enabled=True, engine="py-spy"))
     assert chosen is not None
-    assert chosen.options.rate_hz == 7  # 0.4 % at 600 µs a sample, whole hertz
-    assert chosen.options.budget == pytest.approx(0.004)  # later windows adapt to it
+    assert chosen.options.rate_hz == 4  # 0.24 % at 600 µs a sample, whole hertz
+    assert chosen.options.budget == pytest.approx(0.0024)  # later windows adapt to it
     fixed = OutsideSampler.for_config(ProfilerConfig(enabled=True, rate_hz=37))
     assert fixed is not None and fixed.options.rate_hz == 37
     assert fixed.options.budget == 0.0  # a fixed rate stays fixed
