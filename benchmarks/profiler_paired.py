@@ -64,8 +64,8 @@ from hawkwatch.pyspy import Recorder
 HERE = Path(__file__).resolve().parent
 WORKLOAD = HERE / "workloads" / "paired_segments.py"
 ARMS = ("budget", "rate100", "inproc", "aa")
-ENGINE = {"budget": "share", "rate100": "share", "inproc": "whole", "aa": "none",
-          "pyspy": "none"}  # fmt: skip
+ENGINE = {"inproc": "whole", "aa": "none", "pyspy": "none"}
+"""The in-process sampler in each arm's program (``paired_segments.py``); the others: ``share``."""
 MAX_SEGMENT_S = 8.0
 """py-spy's window is the segment plus 2 s (``Recorder`` stops it at the segment's end), and a
 window is at most ``pyspy.MAX_WINDOW_S`` (10 s)."""

@@ -30,7 +30,7 @@ budget bounds what the program loses). Its moving average ``cost`` sets the next
 ``1/min_rate_hz``. ``profiler.rate_hz`` > 0 fixes the rate instead (beside py-spy it is
 py-spy's rate, and this sampler keeps to its budget share: ``OutsideWatch.fixed_rate``).
 
-Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives 1–2 Hz:
+Beside py-spy (``runenv.OUTSIDE_SAMPLER_VAR``) that share, 0.2 of the budget, gives ~2 Hz:
 enough for wall mode over a run of minutes, which only this sampler records. When py-spy gives
 up (no ptrace rights in a container, or it keeps dying) the supervisor creates the file
 ``runenv.OUTSIDE_STOPPED_VAR`` names; ``OutsideWatch`` looks for it at start, then when the
@@ -87,7 +87,7 @@ OUTSIDE_CHECK_S: Final = 1.0
 """How often the scheduler looks whether the supervisor's out-of-process sampler gave up (with
 its check for a failure of the sampler thread)."""
 OUTSIDE_CHECK_SAMPLER_S: Final = 0.25
-"""The sampler thread looks too, when it wakes anyway, at most this often: at the share's 1–2 Hz
+"""The sampler thread looks too, when it wakes anyway, at most this often: at the share's ~2 Hz
 about every sample, so a short program switches ~0.3 s sooner than the scheduler's second."""
 _CREDIT_ONE: Final = 0.95
 """Credit that makes a cpu-mode count: a little under 1, so clock granularity cannot make a
