@@ -15,11 +15,32 @@ on-off, off-on, on-off, … (so a drift in the machine's speed falls on both sid
 each adjacent pair gives one ratio: the mean wall (and CPU) time of a call of the loop in the "on"
 segment over the "off" one, calls that straddle a segment's edge left out. Printed per
 workload and arm: the median of the pairs' ratios, their range, and a distribution-free 95 %
-interval of the median (binomial order statistics), the CPU median, py-spy's rates, the cost
-per sample its windows measured (``model µs``: what the rate was set from) and the wall cost
-per py-spy sample the loop saw (``wall µs``: the wall median over the mean rate; at the budget
-it carries the in-process sampler's share too). ``--save`` keeps every pair's ratios;
-``--pool`` gives the median and interval of several saved runs' pairs together.
+interval of the median (binomial order statistics), py-spy's rates and the cost per sample its
+windows measured (``model µs``: what the rate is set from). ``--save`` keeps every pair's ratios;
+``--pool`` gives the same table for several saved runs' pairs together.
+
+Each pair's wall ratio is split in two (CPU time of a call is ``time.thread_time``): ``off-CPU``,
+the wall ratio minus the CPU ratio (the time the loop's thread spent stopped by py-spy, or
+waiting for the GIL while the in-process sampler held it, per time of a call: exact up to the
+off segment's own off-CPU share, ~0.1 % of itself), and ``CPU``, the CPU ratio (what a sampler
+costs the thread while it runs: cold caches after a pause, the collector's passes over the
+sampler's objects). The split matters because this VM's speed drifts by up to ±20 % between
+segments, and a drift moves wall and CPU time alike: the off-CPU part stays within ±0.01 % on
+A/A pairs, the CPU part carries all the noise (±1–5 % intervals at 20–30 pairs). ``off µs``: the
+off-CPU median over py-spy's mean rate, the pause a sample costs (at the budget it carries the
+in-process share's hand-offs too).
+
+``bound``, printed per workload when the run (or the pool) has the ``budget`` arm, a py-spy
+``rateN`` arm and an in-process ``inprocM`` arm: an upper bound of the default budget's cost from
+figures this VM can resolve. The off-CPU part is measured at the budget itself (its interval's
+upper end). The CPU part is too small to resolve there, so it is bounded per sample where it is
+large, at N and M Hz: the upper end of ``rateN``'s CPU interval over N (everything it measured
+charged to py-spy, the in-process share included) times py-spy's mean rate at the budget, plus
+the upper end of ``inprocM``'s over M times the in-process share's highest rate (its budget share
+over ``profiler.HANDOFF_ALLOWANCE_S``, the least it charges a sample: 2.4 Hz at the default).
+That assumes a sample's CPU cost does not grow as samples get rarer; the off-CPU part, which can
+be measured at every rate, does not (go: 572 µs a sample at 100 Hz, 587 at 20). The line says
+``CONTRADICTED`` when the budget's own CPU interval lies wholly above the bound's CPU part.
 
 Arms (the profiler as ``hawkwatch run --profile`` runs it, at the default ``profiler.budget``
 unless said):
@@ -35,6 +56,7 @@ unless said):
            (any ``rateN``: N Hz)
   pyspy    py-spy at the budget alone (the in-process sampler stays paused)
   inproc   the in-process sampler alone at the whole budget (the engine without py-spy)
+  inprocM  the in-process sampler alone at a fixed M Hz (``profiler.rate_hz``): ``bound``'s
   aa       nothing turned on: the A/A control, the noise floor of the method
 
 The recorder's rate carries over from one "on" segment to the next, as from one window to the
@@ -57,15 +79,20 @@ from pathlib import Path
 
 from _paired_stats import abba, median_interval, pair_ratios
 
-from hawkwatch.config import load_config
+from hawkwatch.agent.plugins.profiler import HANDOFF_ALLOWANCE_S
+from hawkwatch.config import ProfilerConfig, load_config
 from hawkwatch.launcher import OutsideSampler
 from hawkwatch.pyspy import Recorder
+from hawkwatch.runenv import IN_PROCESS_SHARE
 
 HERE = Path(__file__).resolve().parent
 WORKLOAD = HERE / "workloads" / "paired_segments.py"
 ARMS = ("budget", "rate100", "inproc", "aa")
 ENGINE = {"inproc": "whole", "aa": "none", "pyspy": "none"}
-"""The in-process sampler in each arm's program (``paired_segments.py``); the others: ``share``."""
+"""The in-process sampler in each arm's program (``paired_segments.py``); the others: ``share``,
+``inprocM``: ``whole`` at M Hz."""
+TARGET = 0.01
+"""The default budget's cost may be at most this share of the program's time (issue #14)."""
 MAX_SEGMENT_S = 8.0
 """py-spy's window is the segment plus 2 s (``Recorder`` stops it at the segment's end), and a
 window is at most ``pyspy.MAX_WINDOW_S`` (10 s)."""
@@ -103,8 +130,10 @@ def run_arm(
     options = None if sampler is None else dataclasses.replace(
         sampler.options, window_s=segment_s + 2
     )  # fmt: skip
+    fixed = _hz(arm, "inproc")
+    engine = [ENGINE.get(arm, "share")] if fixed is None else ["whole", f"{fixed:g}"]
     program = subprocess.Popen(
-        [sys.executable, str(WORKLOAD), name, ENGINE.get(arm, "share")],
+        [sys.executable, str(WORKLOAD), name, *engine],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     assert program.stdin is not None and program.stdout is not None
@@ -157,17 +186,104 @@ def _segment_means(calls: Sequence[Sequence[float]], start: float, length: float
     return [statistics.fmean(c[1] - c[0] for c in inside), statistics.fmean(c[2] for c in inside)]
 
 
+def _hz(arm: str, prefix: str) -> float | None:
+    """N of an arm named ``prefix`` + N (``rate100``, ``inproc100``); None for other arms."""
+    rest = arm.removeprefix(prefix)
+    return float(rest) if rest != arm and rest.isdigit() else None
+
+
+@dataclasses.dataclass
+class Arm:
+    """One arm's pairs: wall and CPU ratios (on over off, minus 1), py-spy's rates and the cost
+    per sample its windows measured."""
+
+    wall: list[float]
+    cpu: list[float]
+    rates_hz: list[float]
+    costs_s: list[float]
+
+    @property
+    def off_cpu(self) -> list[float]:
+        return [w - c for w, c in zip(self.wall, self.cpu, strict=True)]
+
+    def row(self, name: str) -> str:
+        wall, off, cpu = (_median(v) for v in (self.wall, self.off_cpu, self.cpu))
+        rates = self.rates_hz
+        hz = f"{min(rates):.0f}–{max(rates):.0f}" if rates else "–"
+        model = f"{statistics.median(self.costs_s) * 1e6:.0f}" if self.costs_s else "–"
+        pause = (
+            f"{statistics.median(self.off_cpu) / statistics.fmean(rates) * 1e6:.0f}"
+            if rates
+            else "–"
+        )
+        spread = f"[{min(self.wall):+.2%} … {max(self.wall):+.2%}]"
+        return (f"  {name:9} {wall:>32} {spread:>20} {off:>30} {cpu:>32} {hz:>9} {model:>8} "
+                f"{pause:>7}")  # fmt: skip
+
+
+HEADER = (f"  {'arm':9} {'wall median [95 % interval]':>32} {'range':>20} "
+          f"{'off-CPU median [interval]':>30} {'CPU median [interval]':>32} {'py-spy Hz':>9} "
+          f"{'model µs':>8} {'off µs':>7}")  # fmt: skip
+
+
+def _median(values: Sequence[float]) -> str:
+    low, high, _ = median_interval(values)
+    return f"{statistics.median(values):+.2%} [{low:+.2%} … {high:+.2%}]"
+
+
+def bound(arms: dict[str, Arm]) -> str | None:
+    """The default budget's cost bounded from above (the module's ``bound``), or None without
+    the arms it needs."""
+    budget = arms.get("budget")
+    pyspy = [(hz, arm) for name, arm in arms.items() if (hz := _hz(name, "rate")) is not None]
+    inproc = [(hz, arm) for name, arm in arms.items() if (hz := _hz(name, "inproc")) is not None]
+    if budget is None or not budget.rates_hz or not pyspy or not inproc:
+        return None
+    p_hz, p_arm = max(pyspy, key=lambda found: found[0])
+    i_hz, i_arm = max(inproc, key=lambda found: found[0])
+    off_high = median_interval(budget.off_cpu)[1]
+    rate = statistics.fmean(budget.rates_hz)
+    share_hz = ProfilerConfig().budget * IN_PROCESS_SHARE / HANDOFF_ALLOWANCE_S  # the default's
+    per_pyspy = max(median_interval(p_arm.cpu)[1], 0.0) / p_hz
+    per_inproc = max(median_interval(i_arm.cpu)[1], 0.0) / i_hz
+    cpu_bound = per_pyspy * rate + per_inproc * share_hz
+    total = off_high + cpu_bound
+    # the check the bound can fail: the budget's own CPU interval lying wholly above it
+    measured_low = median_interval(budget.cpu)[0]
+    check = "consistent" if measured_low <= cpu_bound else "CONTRADICTED"
+    verdict = "met" if total <= TARGET and check == "consistent" else "not shown"
+    return (
+        f"  bound: off-CPU ≤ {off_high:+.2%} + py-spy CPU ≤ {per_pyspy * 1e6:.0f} µs × "
+        f"{rate:.1f} Hz + in-process CPU ≤ {per_inproc * 1e6:.0f} µs × {share_hz:.1f} Hz = "
+        f"≤ {total:.2%} ({verdict}: target ≤ {TARGET:.0%}); the budget's own CPU interval "
+        f"starts at {measured_low:+.2%}: {check}"
+    )
+
+
+def report(name: str, arms: dict[str, Arm]) -> None:
+    print(f"\n{name}:")
+    print(HEADER)
+    for arm, found in arms.items():
+        print(found.row(arm))
+    line = bound(arms)
+    if line:
+        print(line)
+
+
 def pool(files: Sequence[Path]) -> int:
     """Runs of the same code pooled: every workload and arm's pairs from all ``files``."""
-    pooled: dict[tuple[str, str], list[float]] = {}
+    pooled: dict[str, dict[str, Arm]] = {}
     for file in files:
         for name, arms in json.loads(file.read_text())["results"].items():
             for arm, found in arms.items():
-                pooled.setdefault((name, arm), []).extend(found["wall"])
-    for (name, arm), wall in pooled.items():
-        low, high, _ = median_interval(wall)
-        print(f"{name:10} {arm:8} {len(wall):3} pairs: {statistics.median(wall):+.2%} "
-              f"[{low:+.2%} … {high:+.2%}]")  # fmt: skip
+                into = pooled.setdefault(name, {}).setdefault(arm, Arm([], [], [], []))
+                into.wall.extend(found["wall"])
+                into.cpu.extend(found["cpu"])
+                into.rates_hz.extend(found.get("rates_hz", []))
+                into.costs_s.extend(found.get("costs_s", []))
+    print(f"pooled: {', '.join(str(file) for file in files)}")
+    for name, arms in pooled.items():
+        report(name, arms)
     return 0
 
 
@@ -183,7 +299,7 @@ def main() -> int:
         type=Path,
         nargs="+",
         metavar="SAVED",
-        help="no run: the medians of the pairs of these --save files together",
+        help="no run: the table of the pairs of these --save files together",
     )
     args = parser.parse_args()
     if args.pool:
@@ -196,37 +312,17 @@ def main() -> int:
     print(f"command: python {' '.join(sys.argv)}")
     print(f"{args.pairs} pairs of {args.segment_s:g} s segments per workload and arm; per pair the "
           "mean call time with the profiler on over off, minus 1")  # fmt: skip
-    summary = []
     saved: dict[str, dict[str, dict[str, list[float]]]] = {}
     with tempfile.TemporaryDirectory(prefix="hw-paired-") as tmp:
         for name in args.workloads.split(","):
-            print(f"\n{name}:")
-            print(f"  {'arm':8} {'wall median':>12} {'95 % interval':>20} {'range':>20} "
-                  f"{'cpu median':>11} {'py-spy Hz':>10} {'model µs':>9} {'wall µs':>8} "
-                  f"{'load':>5}")  # fmt: skip
+            results: dict[str, Arm] = {}
             for arm in arms:
                 segments, rates, costs = run_arm(name, arm, args.pairs, args.segment_s, Path(tmp))
-                wall, cpu = pair_ratios(segments, 0), pair_ratios(segments, 1)
-                model = f"{statistics.median(costs) * 1e6:.0f}" if costs else "–"
-                # what a sample cost the loop in wall time: the median ratio over the mean rate
-                per_sample = (f"{statistics.median(wall) / statistics.fmean(rates) * 1e6:.0f}"
-                              if rates else "–")  # fmt: skip
-                low, high, _ = median_interval(wall)
-                print(
-                    f"  {arm:8} {statistics.median(wall):>+11.2%} "
-                    f"{f'[{low:+.2%} … {high:+.2%}]':>20} "
-                    f"{f'[{min(wall):+.2%} … {max(wall):+.2%}]':>20} "
-                    f"{statistics.median(cpu):>+10.2%} "
-                    f"{f'{min(rates):.0f}–{max(rates):.0f}' if rates else '–':>10} "
-                    f"{model:>9} {per_sample:>8} "
-                    f"{os.getloadavg()[0]:>5.2f}",
-                    flush=True,
-                )
-                saved.setdefault(name, {})[arm] = {"wall": wall, "cpu": cpu, "rates_hz": rates,
-                                                   "costs_s": costs}  # fmt: skip
-                summary.append(f"{name} {arm} {statistics.median(wall):+.2%} "
-                               f"[{low:+.2%} … {high:+.2%}]")  # fmt: skip
-    print("\nsummary (wall, median [95 % interval]): " + "; ".join(summary))
+                found = Arm(pair_ratios(segments, 0), pair_ratios(segments, 1), rates, costs)
+                results[arm] = found
+                saved.setdefault(name, {})[arm] = dataclasses.asdict(found)
+                print(f"  {name} {arm}: load {os.getloadavg()[0]:.2f}", flush=True)
+            report(name, results)
     if args.save:
         args.save.write_text(json.dumps({"command": sys.argv, "results": saved}, indent=1))
     return 0

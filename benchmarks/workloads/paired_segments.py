@@ -1,12 +1,14 @@
 """One process of ``profiler_paired.py``: a pyperformance workload's loop run again and again,
 each call timed, while the harness turns the profiler on and off in segments.
 
-Usage: python paired_segments.py WORKLOAD ENGINE   (then one JSON line on stdin: the schedule)
+Usage: python paired_segments.py WORKLOAD ENGINE [RATE_HZ]   (then one JSON line on stdin: the
+schedule)
 
 The agent starts in this process with every monitor off but the profiler (``ENGINE``: ``share``,
 the in-process sampler at its share of the budget beside py-spy, as under ``hawkwatch run
 --profile``; ``whole``, the in-process sampler at the whole budget, the fallback engine; ``none``,
-no sampler here: the A/A control), warms up, prints ``ready``, and reads the schedule
+no sampler here: the A/A control; ``RATE_HZ``: the in-process sampler at that fixed rate,
+``profiler.rate_hz``, instead of its budget), warms up, prints ``ready``, and reads the schedule
 ``{"t0": monotonic seconds, "segment_s": S, "on": [bool, …]}``. Segment k spans
 ``t0 + k·S … t0 + (k+1)·S``; in an "on" segment the in-process sampler runs (the harness runs
 py-spy on this process in the same segments), in an "off" one it is paused. Each call of the
@@ -64,6 +66,8 @@ def main() -> None:
     loop = workload(name)
     options: dict[str, object] = {f"{m}.enabled": False for m in MONITORS_OFF}
     options["profiler.enabled"] = engine != "none"
+    if len(sys.argv) > 3:
+        options["profiler.rate_hz"] = float(sys.argv[3])
     hawkwatch.start(**options)
     sampler = profiler()
     if (sampler is None) != (engine == "none"):
