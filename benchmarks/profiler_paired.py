@@ -25,10 +25,10 @@ waiting for the GIL while the in-process sampler held it, per time of a call: ex
 off segment's own off-CPU share, ~0.1 % of itself), and ``CPU``, the CPU ratio (what a sampler
 costs the thread while it runs: cold caches after a pause, the collector's passes over the
 sampler's objects). The split matters because this VM's speed drifts by up to ±20 % between
-segments, and a drift moves wall and CPU time alike: the off-CPU part stays within ±0.01 % on
-A/A pairs, the CPU part carries all the noise (±1–5 % intervals at 20–30 pairs). ``off µs``: the
-off-CPU median over py-spy's mean rate, the pause a sample costs (at the budget it carries the
-in-process share's hand-offs too).
+segments, and a drift moves wall and CPU time alike: the off-CPU part of A/A arms stays within
+a few hundredths of a percent, the CPU part carries all the noise (±1–5 % intervals at 20–30
+pairs). ``off µs``: the off-CPU median over py-spy's mean rate, the pause a sample costs (at the
+budget it carries the in-process share's hand-offs too).
 
 ``bound``, printed per workload when the run (or the pool) has the ``budget`` arm, a py-spy
 ``rateN`` arm and an in-process ``inprocM`` arm: an upper bound of the default budget's cost from
