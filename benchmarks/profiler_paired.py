@@ -207,7 +207,7 @@ class Arm:
         return [w - c for w, c in zip(self.wall, self.cpu, strict=True)]
 
     def row(self, name: str) -> str:
-        wall, off, cpu = (_median(v) for v in (self.wall, self.off_cpu, self.cpu))
+        wall, off, cpu = (_with_interval(v) for v in (self.wall, self.off_cpu, self.cpu))
         rates = self.rates_hz
         hz = f"{min(rates):.0f}–{max(rates):.0f}" if rates else "–"
         model = f"{statistics.median(self.costs_s) * 1e6:.0f}" if self.costs_s else "–"
@@ -226,7 +226,7 @@ HEADER = (f"  {'arm':9} {'wall median [95 % interval]':>32} {'range':>20} "
           f"{'model µs':>8} {'off µs':>7}")  # fmt: skip
 
 
-def _median(values: Sequence[float]) -> str:
+def _with_interval(values: Sequence[float]) -> str:
     low, high, _ = median_interval(values)
     return f"{statistics.median(values):+.2%} [{low:+.2%} … {high:+.2%}]"
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-paired = pytest.importorskip("profiler_paired")
+import profiler_paired as paired  # noqa: E402 (a script's folder, not a package)
 
 N = 20  # pairs per arm
 
 
-def arm(wall: float, cpu: float, rate_hz: float = 0.0) -> object:
+def arm(wall: float, cpu: float, rate_hz: float = 0.0) -> paired.Arm:
     return paired.Arm([wall] * N, [cpu] * N, [rate_hz] * N if rate_hz else [], [])
 
 
